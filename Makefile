@@ -1,0 +1,84 @@
+# binlog_fdw: MySQL/MariaDB change data capture inside PostgreSQL.
+#
+#   make                 build the extension and binlogcat
+#   make install         install both
+#   make installcheck    pg_regress tests against a running server
+#   make check-unit      C unit tests of the decoder, under ASan and UBSan
+#   make fuzz            build the libFuzzer targets (clang)
+#
+# The decoder (src/decoder) and the MySQL source (src/source) are plain C
+# without PostgreSQL headers; the glue is binlog_fdw.c and src/pg.
+
+MODULE_big = binlog_fdw
+EXTENSION = binlog_fdw
+DATA = binlog_fdw--0.1.sql
+PGFILEDESC = "binlog_fdw - MySQL/MariaDB change data capture"
+
+DECODER_SRCS = $(sort $(wildcard src/decoder/*.c))
+SOURCE_SRCS = $(sort $(wildcard src/source/*.c))
+PGGLUE_SRCS = binlog_fdw.c $(sort $(wildcard src/pg/*.c))
+
+DECODER_OBJS = $(DECODER_SRCS:.c=.o)
+SOURCE_OBJS = $(SOURCE_SRCS:.c=.o)
+OBJS = $(PGGLUE_SRCS:.c=.o) $(DECODER_OBJS) $(SOURCE_OBJS)
+
+MYSQL_CONFIG ?= mariadb_config
+MYSQL_CFLAGS := $(shell $(MYSQL_CONFIG) --cflags)
+MYSQL_LIBS := $(shell $(MYSQL_CONFIG) --libs)
+
+PG_CPPFLAGS = -I$(srcdir)/src/decoder -I$(srcdir)/src/source -I$(srcdir)/src/pg
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = $(MYSQL_LIBS) -lzstd -lz
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --outputdir=build/regress
+
+EXTRA_CLEAN = binlogcat build
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Decoder files build without PostgreSQL's headers; the client library's
+# headers only where they are used, never next to PostgreSQL's (their
+# names clash).
+$(DECODER_OBJS) $(DECODER_OBJS:.o=.bc): override CPPFLAGS := -I$(srcdir)/src/decoder -D_GNU_SOURCE
+$(SOURCE_OBJS) $(SOURCE_OBJS:.o=.bc) src/tools/binlogcat.o: override CPPFLAGS := -I$(srcdir)/src/decoder \
+	-I$(srcdir)/src/source $(MYSQL_CFLAGS) -D_GNU_SOURCE
+
+all: binlogcat
+
+binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(MYSQL_LIBS) -lzstd -lz -lm $(LDFLAGS)
+
+install: install-binlogcat
+install-binlogcat: binlogcat
+	$(INSTALL_PROGRAM) binlogcat '$(DESTDIR)$(bindir)/binlogcat'
+
+installcheck: | build/regress
+build/regress:
+	mkdir -p $@
+
+# ---- decoder unit tests (ASan + UBSan), fuzzing ----
+
+UNIT_CC ?= clang
+UNIT_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -D_GNU_SOURCE -Isrc/decoder
+UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(sort $(wildcard test/unit/test_*.c)))
+
+build/unit/%: test/unit/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) test/unit/bl_test.h
+	@mkdir -p build/unit
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(DECODER_SRCS) -lzstd -lz -lm
+
+.PHONY: check-unit fuzz
+check-unit: $(UNIT_TESTS)
+	@rc=0; for t in $(UNIT_TESTS); do \
+		BL_SAMPLES=$(abspath ../shared/binlog-samples) ASAN_OPTIONS=detect_leaks=1 $$t || rc=1; \
+	done; exit $$rc
+
+FUZZ_TARGETS = $(patsubst test/fuzz/%.c,build/fuzz/%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
+build/fuzz/%: test/fuzz/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h)
+	@mkdir -p build/fuzz
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) -lzstd -lz -lm
+fuzz: $(FUZZ_TARGETS)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh -- install (as root, Debian 12) every package that
+# binlog_fdw needs to build, test, fuzz and demo.  Idempotent: when all the
+# packages are already installed it does not touch apt at all (< 1 s).
+# apt-get update runs only when a package has no install candidate yet (fresh
+# machine with empty lists) or when an install fails on stale lists.
+set -euo pipefail
+
+PACKAGES=(
+	# PostgreSQL 15 server, headers/PGXS, pg_cron
+	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
+	# MariaDB 10.11 server and client, Connector/C headers
+	mariadb-server mariadb-client default-libmysqlclient-dev
+	# libraries the extension links with
+	libssl-dev libzstd-dev zlib1g-dev
+	# build and test tools (TAP tests need IPC::Run)
+	libipc-run-perl pkg-config make gcc
+	# clang 14 with libFuzzer and sanitizer runtimes
+	clang libclang-rt-14-dev
+	valgrind openssl
+	# test and benchmark helpers
+	python3 python3-pymysql python3-psycopg2
+	procps iproute2 ca-certificates
+)
+
+# One dpkg-query call for all packages (unknown ones are simply not listed).
+installed=" $(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PACKAGES[@]}" 2>/dev/null |
+	awk '$2 == "installed" { printf "%s ", $1 }' || true) "
+missing=()
+for p in "${PACKAGES[@]}"; do
+	case "$installed" in
+	*" $p "*) ;;
+	*) missing+=("$p") ;;
+	esac
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run this script as root to install them" >&2
+	exit 1
+fi
+
+echo "install-deps: installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+APT_OPTS=(-y -q --no-install-recommends -o Dpkg::Use-Pty=0)
+
+# Update the package lists only if one of the missing packages has no
+# install candidate (empty or outdated lists).
+need_update=0
+for p in "${missing[@]}"; do
+	cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+		need_update=1
+		break
+	fi
+done
+if [ $need_update -eq 1 ]; then
+	apt-get update -q
+fi
+
+if ! apt-get install "${APT_OPTS[@]}" "${missing[@]}"; then
+	# Most likely stale lists (404 on a superseded .deb): refresh and retry once.
+	echo "install-deps: install failed, refreshing package lists and retrying" >&2
+	apt-get update -q
+	apt-get install "${APT_OPTS[@]}" "${missing[@]}"
+fi
+
+echo "install-deps: done"

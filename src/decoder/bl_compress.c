@@ -1,0 +1,138 @@
+/*
+ * bl_compress.c
+ *	  Decompression of compressed events and the CRC32 of event checksums:
+ *	  MySQL 8.0.20+ TRANSACTION_PAYLOAD (zstd, through libzstd) and MariaDB's
+ *	  compressed QUERY and rows events (zlib, through libz, which also
+ *	  provides the CRC32 that binlog checksums use).
+ *
+ * MariaDB's compressed block: one header byte (high bit set, bits 4-6 the
+ * algorithm, 0 = zlib, bits 0-2 the size of the length field), the
+ * uncompressed length big-endian in 1-4 bytes, then a zlib stream.
+ */
+#include "bl_decoder_int.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+/* Upper bound for one decompressed event or payload (MySQL's own limit of
+ * an event is 1 GiB, max_allowed_packet). */
+#define BL_MAX_DECOMPRESSED		((uint64_t) 1 << 30)
+
+uint32_t
+bl_crc32(uint32_t crc, const uint8_t *data, size_t len)
+{
+	while (len > 0)
+	{
+		uInt		n = len > (1u << 30) ? (1u << 30) : (uInt) len;
+
+		crc = (uint32_t) crc32(crc, data, n);
+		data += n;
+		len -= n;
+	}
+	return crc;
+}
+
+int
+bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,
+				   uint64_t expect_size, bl_buf *out, bl_error *err)
+{
+	ZSTD_DCtx  *dctx = (ZSTD_DCtx *) dec->zstd;
+	ZSTD_inBuffer in = {src, len, 0};
+	unsigned long long frame_size;
+
+	if (dctx == NULL)
+	{
+		dctx = ZSTD_createDCtx();
+		if (dctx == NULL)
+			return bl_error_set(err, BL_ERR_NOMEM, "cannot create a zstd context");
+		dec->zstd = dctx;
+	}
+	else
+		ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+
+	frame_size = ZSTD_getFrameContentSize(src, len);
+	if (frame_size == ZSTD_CONTENTSIZE_ERROR)
+		return bl_error_set(err, BL_ERR_CORRUPT, "payload is not a zstd frame");
+	if (frame_size != ZSTD_CONTENTSIZE_UNKNOWN && frame_size > BL_MAX_DECOMPRESSED)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"zstd frame declares %llu bytes, more than the 1 GiB limit",
+							frame_size);
+	if (expect_size > BL_MAX_DECOMPRESSED)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"payload declares %llu uncompressed bytes, more than the 1 GiB limit",
+							(unsigned long long) expect_size);
+	if (!bl_buf_reserve(out, expect_size ? (size_t) expect_size : len * 4))
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+
+	for (;;)
+	{
+		ZSTD_outBuffer ob;
+		size_t		rc;
+
+		if (out->cap - out->len < 2 && !bl_buf_reserve(out, out->cap))
+			return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		ob.dst = out->data + out->len;
+		ob.size = out->cap - out->len - 1;
+		ob.pos = 0;
+		rc = ZSTD_decompressStream(dctx, &ob, &in);
+		out->len += ob.pos;
+		out->data[out->len] = '\0';
+		if (ZSTD_isError(rc))
+			return bl_error_set(err, BL_ERR_CORRUPT, "zstd: %s", ZSTD_getErrorName(rc));
+		if (out->len > BL_MAX_DECOMPRESSED)
+			return bl_error_set(err, BL_ERR_CORRUPT,
+								"payload decompresses to more than 1 GiB");
+		if (rc == 0)
+			break;				/* frame complete */
+		if (in.pos == in.size && ob.pos < ob.size)
+			return bl_error_set(err, BL_ERR_TRUNCATED, "zstd frame is truncated");
+	}
+	if (in.pos != in.size)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"%zu bytes follow the zstd frame", in.size - in.pos);
+	if (expect_size && out->len != expect_size)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"payload decompressed to %zu bytes, %llu were declared",
+							out->len, (unsigned long long) expect_size);
+	return 0;
+}
+
+void
+bl_zstd_free(bl_decoder *dec)
+{
+	if (dec->zstd)
+		ZSTD_freeDCtx((ZSTD_DCtx *) dec->zstd);
+	dec->zstd = NULL;
+}
+
+int
+bl_maria_uncompress(const uint8_t *src, size_t len, bl_buf *out, bl_error *err)
+{
+	int			lenlen;
+	uint64_t	ulen;
+	uLongf		dlen;
+	int			rc;
+
+	bl_buf_reset(out);
+	if (len < 2 || (src[0] & 0xe0) != 0x80)
+		return bl_error_set(err, BL_ERR_CORRUPT, "bad compressed-block header");
+	lenlen = src[0] & 0x07;
+	if (lenlen < 1 || lenlen > 4 || (size_t) lenlen + 1 > len)
+		return bl_error_set(err, BL_ERR_CORRUPT, "bad compressed-block length field");
+	ulen = bl_load_be(src + 1, lenlen);
+	if (ulen == 0 || ulen > BL_MAX_DECOMPRESSED)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"compressed block declares %llu bytes",
+							(unsigned long long) ulen);
+	if (!bl_buf_reserve(out, (size_t) ulen))
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	dlen = (uLongf) ulen;
+	rc = uncompress((Bytef *) out->data, &dlen, src + 1 + lenlen,
+					(uLong) (len - 1 - (size_t) lenlen));
+	if (rc != Z_OK || dlen != ulen)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"zlib could not decompress the block (%d)", rc);
+	out->len = (size_t) dlen;
+	out->data[out->len] = '\0';
+	return 0;
+}

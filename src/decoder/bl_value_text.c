@@ -1,0 +1,442 @@
+/*
+ * bl_value_text.c
+ *	  Decoded values and row images as JSON text (see bl_value_text.h for
+ *	  the formats).  Used by binlogcat and by the SQL functions that show
+ *	  row images as jsonb; written for speed since binlogcat's output rate
+ *	  is one of the benchmarks.
+ */
+#include "bl_value_text.h"
+#include "bl_charset.h"
+#include "bl_decimal.h"
+#include "bl_json_binary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+void
+bl_buf_put_u64(bl_buf *b, uint64_t v)
+{
+	char		tmp[24];
+	int			n = 0;
+
+	do
+	{
+		tmp[sizeof(tmp) - 1 - n++] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v);
+	bl_buf_append(b, tmp + sizeof(tmp) - n, (size_t) n);
+}
+
+void
+bl_buf_put_i64(bl_buf *b, int64_t v)
+{
+	if (v < 0)
+	{
+		bl_buf_putc(b, '-');
+		bl_buf_put_u64(b, (uint64_t) 0 - (uint64_t) v);
+	}
+	else
+		bl_buf_put_u64(b, (uint64_t) v);
+}
+
+void
+bl_buf_put_hex_json(bl_buf *b, const uint8_t *data, size_t len)
+{
+	char	   *o;
+
+	if (!bl_buf_reserve(b, 3 + 2 * len))
+		return;
+	o = b->data + b->len;
+	*o++ = '\\';
+	*o++ = '\\';
+	*o++ = 'x';
+	for (size_t i = 0; i < len; i++)
+	{
+		*o++ = hexdigits[data[i] >> 4];
+		*o++ = hexdigits[data[i] & 15];
+	}
+	b->len = (size_t) (o - b->data);
+	b->data[b->len] = '\0';
+}
+
+/* Append v as exactly `digits` decimal digits, zero-padded. */
+static inline void
+put_padded(bl_buf *b, uint32_t v, int digits)
+{
+	char		tmp[12];
+
+	for (int i = digits - 1; i >= 0; i--)
+	{
+		tmp[i] = (char) ('0' + v % 10);
+		v /= 10;
+	}
+	bl_buf_append(b, tmp, (size_t) digits);
+}
+
+static inline void
+put_fraction(bl_buf *b, uint32_t usec, int fsp)
+{
+	static const uint32_t div[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+
+	if (fsp <= 0)
+		return;
+	if (fsp > 6)
+		fsp = 6;
+	bl_buf_putc(b, '.');
+	put_padded(b, usec / div[fsp], fsp);
+}
+
+void
+bl_temporal_to_text(bl_value_kind kind, const bl_temporal *t, int fsp,
+					char sep, bl_buf *out)
+{
+	if (kind == BL_VAL_TIME)
+	{
+		if (t->neg)
+			bl_buf_putc(out, '-');
+		if (t->hour < 100)
+			put_padded(out, t->hour, 2);
+		else
+			bl_buf_put_u64(out, t->hour);
+		bl_buf_putc(out, ':');
+		put_padded(out, t->minute, 2);
+		bl_buf_putc(out, ':');
+		put_padded(out, t->second, 2);
+		put_fraction(out, t->usec, fsp);
+		return;
+	}
+	put_padded(out, t->year, 4);
+	bl_buf_putc(out, '-');
+	put_padded(out, t->month, 2);
+	bl_buf_putc(out, '-');
+	put_padded(out, t->day, 2);
+	if (kind == BL_VAL_DATE)
+		return;
+	bl_buf_putc(out, sep);
+	put_padded(out, t->hour, 2);
+	bl_buf_putc(out, ':');
+	put_padded(out, t->minute, 2);
+	bl_buf_putc(out, ':');
+	put_padded(out, t->second, 2);
+	put_fraction(out, t->usec, fsp);
+}
+
+void
+bl_timestamp_to_temporal(int64_t sec, uint32_t usec, bl_temporal *t)
+{
+	int64_t		days = sec / 86400;
+	int64_t		rem = sec % 86400;
+	int64_t		z,
+				era,
+				doe,
+				yoe,
+				doy,
+				mp,
+				y;
+
+	memset(t, 0, sizeof(*t));
+	if (sec == 0 && usec == 0)
+		return;					/* MySQL's zero timestamp */
+	if (rem < 0)
+	{
+		rem += 86400;
+		days--;
+	}
+	/* days since 1970-01-01 to a proleptic Gregorian date */
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	t->day = (uint8_t) (doy - (153 * mp + 2) / 5 + 1);
+	t->month = (uint8_t) (mp < 10 ? mp + 3 : mp - 9);
+	t->year = (uint32_t) (y + (t->month <= 2));
+	t->hour = (uint32_t) (rem / 3600);
+	t->minute = (uint8_t) ((rem / 60) % 60);
+	t->second = (uint8_t) (rem % 60);
+	t->usec = usec;
+}
+
+/* Shortest decimal form that reads back as the same float / double. */
+static void
+put_float(bl_buf *b, double d, bool single)
+{
+	char		tmp[40];
+
+	if (!isfinite(d))
+	{
+		bl_buf_puts(b, isnan(d) ? "\"NaN\"" : (d > 0 ? "\"Infinity\"" : "\"-Infinity\""));
+		return;
+	}
+	for (int prec = single ? 6 : 15; prec <= (single ? 9 : 17); prec++)
+	{
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (single ? strtof(tmp, NULL) == (float) d : strtod(tmp, NULL) == d)
+			break;
+	}
+	bl_buf_puts(b, tmp);
+}
+
+static bool
+valid_utf8(const uint8_t *s, size_t len)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		uint8_t		c = s[i];
+		int			n;
+		uint32_t	cp;
+
+		if (c < 0x80)
+		{
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0)
+			n = 1, cp = c & 0x1f;
+		else if ((c & 0xf0) == 0xe0)
+			n = 2, cp = c & 0x0f;
+		else if ((c & 0xf8) == 0xf0)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		if (i + (size_t) n >= len)
+			return false;
+		for (int k = 1; k <= n; k++)
+		{
+			if ((s[i + (size_t) k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + (size_t) k] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+			(n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+			(cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += (size_t) n + 1;
+	}
+	return true;
+}
+
+static int
+put_string(const bl_column *col, const uint8_t *p, size_t len, bl_buf *out,
+		   bl_error *err)
+{
+	if (col->charset == NULL)
+	{
+		/* charset unknown (no metadata, no schema): UTF-8 if it is, else hex */
+		if (!valid_utf8(p, len))
+		{
+			bl_buf_putc(out, '"');
+			bl_buf_put_hex_json(out, p, len);
+			bl_buf_putc(out, '"');
+			return 0;
+		}
+		bl_buf_putc(out, '"');
+		bl_json_escape_utf8(p, len, out);
+		bl_buf_putc(out, '"');
+		return 0;
+	}
+	bl_buf_putc(out, '"');
+	if (bl_charset_to_json_string(col->charset, p, len, out, err) != 0)
+		return -1;
+	bl_buf_putc(out, '"');
+	return 0;
+}
+
+static void
+put_member(const bl_column *col, uint64_t index, bl_buf *out, bl_error *err)
+{
+	const bl_str *s = &col->values[index];
+
+	bl_buf_putc(out, '"');
+	if (col->charset && !bl_charset_is_binary(col->charset))
+		(void) bl_charset_to_json_string(col->charset, (const uint8_t *) s->ptr,
+										 s->len, out, err);
+	else
+		bl_json_escape_utf8((const uint8_t *) s->ptr, s->len, out);
+	bl_buf_putc(out, '"');
+}
+
+int
+bl_value_to_json(const bl_column *col, const bl_value *v,
+				 const bl_value *before, bl_buf *out, bl_error *err)
+{
+	switch ((bl_value_kind) v->kind)
+	{
+		case BL_VAL_ABSENT:
+		case BL_VAL_NULL:
+			bl_buf_append(out, "null", 4);
+			return 0;
+		case BL_VAL_INT:
+			bl_buf_put_i64(out, v->v.i);
+			return 0;
+		case BL_VAL_UINT:
+			bl_buf_put_u64(out, v->v.u);
+			return 0;
+		case BL_VAL_YEAR:
+			bl_buf_put_i64(out, v->v.i);
+			return 0;
+		case BL_VAL_FLOAT:
+			put_float(out, v->v.f, true);
+			return 0;
+		case BL_VAL_DOUBLE:
+			put_float(out, v->v.d, false);
+			return 0;
+		case BL_VAL_DECIMAL:
+			if (bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision,
+								   col->scale, out) != 0)
+				return bl_error_set(err, BL_ERR_CORRUPT, "malformed DECIMAL value");
+			return 0;
+		case BL_VAL_STRING:
+			return put_string(col, v->v.raw.ptr, v->v.raw.len, out, err);
+		case BL_VAL_BINARY:
+		case BL_VAL_GEOMETRY:
+			bl_buf_putc(out, '"');
+			bl_buf_put_hex_json(out, v->v.raw.ptr, v->v.raw.len);
+			bl_buf_putc(out, '"');
+			return 0;
+		case BL_VAL_BIT:
+			{
+				char		bits[65];
+				int			n = col->bits ? col->bits : 64;
+
+				for (int i = 0; i < n; i++)
+					bits[i] = (v->v.u >> (n - 1 - i)) & 1 ? '1' : '0';
+				bl_buf_putc(out, '"');
+				bl_buf_append(out, bits, (size_t) n);
+				bl_buf_putc(out, '"');
+				return 0;
+			}
+		case BL_VAL_DATE:
+		case BL_VAL_DATETIME:
+		case BL_VAL_TIME:
+			bl_buf_putc(out, '"');
+			bl_temporal_to_text((bl_value_kind) v->kind, &v->v.tm, col->fsp, 'T', out);
+			bl_buf_putc(out, '"');
+			return 0;
+		case BL_VAL_TIMESTAMP:
+			{
+				bl_temporal t;
+
+				bl_timestamp_to_temporal(v->v.ts.sec, v->v.ts.usec, &t);
+				bl_buf_putc(out, '"');
+				bl_temporal_to_text(BL_VAL_DATETIME, &t, col->fsp, 'T', out);
+				bl_buf_append(out, "+00:00\"", 7);
+				return 0;
+			}
+		case BL_VAL_ENUM:
+			if (v->v.u == 0)
+				bl_buf_append(out, "\"\"", 2);
+			else if (v->v.u <= col->n_values)
+				put_member(col, v->v.u - 1, out, err);
+			else
+				bl_buf_put_u64(out, v->v.u);
+			return 0;
+		case BL_VAL_SET:
+			if (col->n_values == 0)
+			{
+				bl_buf_put_u64(out, v->v.u);
+				return 0;
+			}
+			bl_buf_putc(out, '[');
+			{
+				bool		first = true;
+
+				for (uint32_t i = 0; i < 64; i++)
+				{
+					if (!((v->v.u >> i) & 1))
+						continue;
+					if (!first)
+						bl_buf_putc(out, ',');
+					first = false;
+					if (i < col->n_values)
+						put_member(col, i, out, err);
+					else
+						bl_buf_put_u64(out, UINT64_C(1) << i);
+				}
+			}
+			bl_buf_putc(out, ']');
+			return 0;
+		case BL_VAL_JSON:
+			if (v->v.raw.len == 0)
+			{
+				bl_buf_append(out, "null", 4);
+				return 0;
+			}
+			return bl_json_binary_to_text(v->v.raw.ptr, v->v.raw.len, out, err);
+		case BL_VAL_JSON_DIFF:
+			if (before && before->kind == BL_VAL_JSON && before->v.raw.len > 0)
+				return bl_json_apply_diff(before->v.raw.ptr, before->v.raw.len,
+										  v->v.raw.ptr, v->v.raw.len, out, err);
+			bl_buf_append(out, "{\"$json_diff\":", 14);
+			if (bl_json_diff_to_text(v->v.raw.ptr, v->v.raw.len, out, err) != 0)
+				return -1;
+			bl_buf_putc(out, '}');
+			return 0;
+		case BL_VAL_VECTOR:
+			bl_buf_putc(out, '[');
+			for (uint32_t i = 0; i + 4 <= v->v.raw.len; i += 4)
+			{
+				uint32_t	bits = (uint32_t) bl_load_le(v->v.raw.ptr + i, 4);
+				float		f;
+
+				memcpy(&f, &bits, 4);
+				if (i)
+					bl_buf_putc(out, ',');
+				put_float(out, f, true);
+			}
+			bl_buf_putc(out, ']');
+			return 0;
+	}
+	return bl_error_set(err, BL_ERR_CORRUPT, "unknown value kind %d", v->kind);
+}
+
+void
+bl_column_key_json(const bl_table *t, uint32_t i, bl_buf *out)
+{
+	const bl_column *col = &t->cols[i];
+
+	bl_buf_putc(out, '"');
+	if (col->name.ptr)
+		bl_json_escape_utf8((const uint8_t *) col->name.ptr, col->name.len, out);
+	else
+	{
+		bl_buf_putc(out, '@');
+		bl_buf_put_u64(out, i + 1);
+	}
+	bl_buf_putc(out, '"');
+}
+
+int
+bl_row_to_json(const bl_table *t, const bl_row *row, const bl_row *before,
+			   bl_buf *out, bl_error *err)
+{
+	bool		first = true;
+
+	bl_buf_putc(out, '{');
+	for (uint32_t i = 0; i < row->ncols; i++)
+	{
+		const bl_value *v = &row->values[i];
+
+		if (v->kind == BL_VAL_ABSENT)
+			continue;
+		if (!first)
+			bl_buf_putc(out, ',');
+		first = false;
+		bl_column_key_json(t, i, out);
+		bl_buf_putc(out, ':');
+		if (bl_value_to_json(&t->cols[i], v,
+							 before && before->ncols > i ? &before->values[i] : NULL,
+							 out, err) != 0)
+			return -1;
+	}
+	bl_buf_putc(out, '}');
+	return 0;
+}

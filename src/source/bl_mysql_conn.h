@@ -1,0 +1,24 @@
+/*
+ * bl_mysql_conn.h
+ *	  Opening a client-library connection with the project's TLS modes and
+ *	  timeouts; shared by the binlog stream and the schema cache.  Includes
+ *	  the client library's header: never include this next to PostgreSQL's.
+ */
+#ifndef BL_MYSQL_CONN_H
+#define BL_MYSQL_CONN_H
+
+#include "bl_mysql_source.h"
+
+#include <mysql.h>
+
+/* Connect; on failure fill err (naming host, port and the TLS mode). */
+extern MYSQL *bl_mysql_open(const bl_source_options *opts, bl_error *err);
+
+/* Error text of the last call on conn, as err. */
+extern int	bl_mysql_fail(MYSQL *conn, bl_error *err, const char *what);
+
+/* First column of the first row of a query, copied to out ("" if none). */
+extern int	bl_mysql_query_value(MYSQL *conn, const char *sql, char *out,
+								 size_t outlen, bl_error *err);
+
+#endif							/* BL_MYSQL_CONN_H */

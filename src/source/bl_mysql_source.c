@@ -1,0 +1,490 @@
+/*
+ * bl_mysql_source.c
+ *	  A server's binlog over the replication protocol (bl_mysql_source.h):
+ *	  server checks, session setup, start positions and the event stream
+ *	  through Connector/C's mariadb_rpl_* API.  Decoding is ours; the
+ *	  library only frames the events.
+ */
+#include "bl_mysql_conn.h"
+
+#include <mariadb_rpl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct bl_source
+{
+	bl_source_options opts;
+	MYSQL	   *conn;
+	MARIADB_RPL *rpl;
+	MARIADB_RPL_EVENT *event;
+	bl_source_info info;
+	char		file[512];		/* binlog file of the next event */
+	uint64_t	position;		/* position after the last event */
+	char		pending_file[512];	/* set by a real ROTATE: applies to the
+									 * events after it */
+};
+
+void
+bl_source_options_init(bl_source_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->port = 3306;
+	opts->start = "earliest";
+}
+
+const bl_source_info *
+bl_source_get_info(const bl_source *src)
+{
+	return &src->info;
+}
+
+const char *
+bl_source_file(const bl_source *src)
+{
+	return src->file;
+}
+
+uint64_t
+bl_source_position(const bl_source *src)
+{
+	return src->position;
+}
+
+unsigned long
+bl_source_thread_id(const bl_source *src)
+{
+	return mysql_thread_id(src->conn);
+}
+
+int
+bl_source_exec(bl_source *src, const char *sql, bl_error *err)
+{
+	if (mysql_query(src->conn, sql) != 0)
+		return bl_mysql_fail(src->conn, err, sql);
+	/* discard any result */
+	do
+	{
+		MYSQL_RES  *res = mysql_store_result(src->conn);
+
+		if (res)
+			mysql_free_result(res);
+	} while (mysql_next_result(src->conn) == 0);
+	return 0;
+}
+
+static int
+read_info(bl_source *src, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	bl_source_info *info = &src->info;
+	char		value[64];
+	const char *cipher;
+
+	if (mysql_query(src->conn,
+					"SELECT @@version, @@server_id, @@global.log_bin, "
+					"@@global.binlog_format, @@global.binlog_row_image, "
+					"@@global.binlog_checksum") != 0)
+		return bl_mysql_fail(src->conn, err, "reading the source's settings");
+	res = mysql_store_result(src->conn);
+	if (res == NULL || (row = mysql_fetch_row(res)) == NULL)
+	{
+		if (res)
+			mysql_free_result(res);
+		return bl_mysql_fail(src->conn, err, "reading the source's settings");
+	}
+	snprintf(info->version, sizeof(info->version), "%s", row[0] ? row[0] : "");
+	info->server_id = row[1] ? (uint32_t) strtoul(row[1], NULL, 10) : 0;
+	if (row[2] == NULL || strcmp(row[2], "1") != 0)
+		info->binlog_format[0] = '\0';	/* binlog disabled */
+	else
+		snprintf(info->binlog_format, sizeof(info->binlog_format), "%s", row[3] ? row[3] : "");
+	snprintf(info->binlog_row_image, sizeof(info->binlog_row_image), "%s", row[4] ? row[4] : "");
+	snprintf(info->checksum, sizeof(info->checksum), "%s", row[5] ? row[5] : "NONE");
+	mysql_free_result(res);
+	info->is_mariadb = strstr(info->version, "MariaDB") != NULL;
+
+	/* binlog_row_metadata: MySQL 8.0.1+ and MariaDB 10.5+ */
+	if (mysql_query(src->conn, "SELECT @@global.binlog_row_metadata") == 0)
+	{
+		res = mysql_store_result(src->conn);
+		if (res && (row = mysql_fetch_row(res)) && row[0])
+			snprintf(info->binlog_row_metadata, sizeof(info->binlog_row_metadata), "%s", row[0]);
+		if (res)
+			mysql_free_result(res);
+	}
+	if (info->is_mariadb)
+		info->gtid_mode = true;
+	else if (bl_mysql_query_value(src->conn, "SELECT @@global.gtid_mode", value,
+								  sizeof(value), NULL) == 0)
+		info->gtid_mode = strcasecmp(value, "ON") == 0;
+	cipher = mysql_get_ssl_cipher(src->conn);
+	snprintf(info->ssl_cipher, sizeof(info->ssl_cipher), "%s", cipher ? cipher : "");
+	return 0;
+}
+
+bl_source *
+bl_source_connect(const bl_source_options *opts, bl_error *err)
+{
+	bl_source  *src = calloc(1, sizeof(bl_source));
+
+	if (src == NULL)
+	{
+		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	src->opts = *opts;
+	src->conn = bl_mysql_open(opts, err);
+	if (src->conn == NULL || read_info(src, err) != 0)
+	{
+		bl_source_close(src);
+		return NULL;
+	}
+	return src;
+}
+
+/* Does SHOW GRANTS give the current user a global privilege? */
+static bool
+has_global_privilege(MYSQL *conn, const char *const *names)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	bool		found = false;
+
+	if (mysql_query(conn, "SHOW GRANTS FOR CURRENT_USER()") != 0)
+		return true;			/* cannot tell: let the dump itself fail */
+	res = mysql_store_result(conn);
+	if (res == NULL)
+		return true;
+	while (!found && (row = mysql_fetch_row(res)))
+	{
+		const char *g = row[0];
+
+		if (g == NULL || strstr(g, " ON *.* ") == NULL)
+			continue;
+		if (strstr(g, "ALL PRIVILEGES"))
+			found = true;
+		for (int i = 0; !found && names[i]; i++)
+			if (strstr(g, names[i]))
+				found = true;
+	}
+	mysql_free_result(res);
+	return found;
+}
+
+int
+bl_source_check(bl_source *src, bl_error *err)
+{
+	static const char *const repl_slave[] = {"REPLICATION SLAVE", NULL};
+	static const char *const repl_client[] = {"REPLICATION CLIENT", "BINLOG MONITOR", "SUPER", NULL};
+	const bl_source_info *info = &src->info;
+	const char *user = src->opts.user ? src->opts.user : "";
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	if (info->binlog_format[0] == '\0')
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"binary logging is disabled on the source %s; start the server with log_bin (--log-bin=mysql-bin) and binlog_format=ROW",
+							info->version);
+	if (strcasecmp(info->binlog_format, "ROW") != 0)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source's binlog_format is %s, but change data capture needs ROW; set binlog_format=ROW in the server's configuration (SET GLOBAL binlog_format='ROW' affects new sessions only)",
+							info->binlog_format);
+	if (!has_global_privilege(src->conn, repl_slave))
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source account \"%s\" lacks the REPLICATION SLAVE privilege; grant it with: GRANT REPLICATION SLAVE, %s ON *.* TO '%s'@'%%'",
+							user, info->is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT", user);
+	if (!has_global_privilege(src->conn, repl_client))
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source account \"%s\" lacks the %s privilege needed to read binlog positions; grant it with: GRANT %s ON *.* TO '%s'@'%%'",
+							user, info->is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT",
+							info->is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT", user);
+	if (src->opts.server_id == info->server_id)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"server_id %u is the source's own server_id; choose a server_id that no server in the replication topology uses",
+							src->opts.server_id);
+	/* replicas registered on the source */
+	if (mysql_query(src->conn, info->is_mariadb ? "SHOW SLAVE HOSTS" : "SHOW REPLICAS") == 0 ||
+		mysql_query(src->conn, "SHOW SLAVE HOSTS") == 0)
+	{
+		res = mysql_store_result(src->conn);
+		while (res && (row = mysql_fetch_row(res)))
+		{
+			if (row[0] && strtoul(row[0], NULL, 10) == src->opts.server_id)
+			{
+				bl_error_set(err, BL_ERR_UNSUPPORTED,
+							 "server_id %u is already used by another replica of this source (host %s); two replicas with one server_id disconnect each other: choose another server_id",
+							 src->opts.server_id, row[1] ? row[1] : "?");
+				mysql_free_result(res);
+				return -1;
+			}
+		}
+		if (res)
+			mysql_free_result(res);
+	}
+	return 0;
+}
+
+int
+bl_source_current_position(bl_source *src, char *file, size_t filelen,
+						   uint64_t *pos, char *gtid, size_t gtidlen,
+						   bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	/* MySQL 8.4 removed SHOW MASTER STATUS */
+	if (mysql_query(src->conn, "SHOW BINARY LOG STATUS") != 0 &&
+		mysql_query(src->conn, "SHOW MASTER STATUS") != 0)
+		return bl_mysql_fail(src->conn, err, "reading the source's binlog position");
+	res = mysql_store_result(src->conn);
+	if (res == NULL || (row = mysql_fetch_row(res)) == NULL || row[0] == NULL)
+	{
+		if (res)
+			mysql_free_result(res);
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source reports no binlog position; is log_bin enabled?");
+	}
+	snprintf(file, filelen, "%s", row[0]);
+	*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
+	if (gtid)
+		gtid[0] = '\0';
+	if (gtid && !src->info.is_mariadb && mysql_num_fields(res) >= 5 && row[4])
+		snprintf(gtid, gtidlen, "%s", row[4]);
+	mysql_free_result(res);
+	if (gtid && src->info.is_mariadb)
+		return bl_mysql_query_value(src->conn, "SELECT @@global.gtid_binlog_pos",
+									gtid, gtidlen, err);
+	return 0;
+}
+
+static int
+earliest_file(bl_source *src, char *file, size_t filelen, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	if (mysql_query(src->conn, "SHOW BINARY LOGS") != 0)
+		return bl_mysql_fail(src->conn, err, "listing the source's binlogs");
+	res = mysql_store_result(src->conn);
+	if (res == NULL || (row = mysql_fetch_row(res)) == NULL || row[0] == NULL)
+	{
+		if (res)
+			mysql_free_result(res);
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source has no binlog files");
+	}
+	snprintf(file, filelen, "%s", row[0]);
+	mysql_free_result(res);
+	return 0;
+}
+
+static int
+setup_session(bl_source *src, const char *gtid, bl_error *err)
+{
+	char		sql[1024];
+	double		hb = src->opts.heartbeat_seconds == 0 ? 5 : src->opts.heartbeat_seconds;
+
+	/*
+	 * The checksum capability must match what the source writes, or it
+	 * refuses the dump.  Long write timeouts let backpressure stop reading
+	 * for minutes without the source giving up on us.
+	 */
+	if (bl_source_exec(src, "SET @master_binlog_checksum = @@global.binlog_checksum, "
+					   "@source_binlog_checksum = @@global.binlog_checksum, "
+					   "@mariadb_slave_capability = 4", err) != 0)
+		return -1;
+	if (bl_source_exec(src, "SET SESSION net_write_timeout = 31536000, "
+					   "net_read_timeout = 3600, wait_timeout = 31536000", err) != 0)
+		return -1;
+	if (hb > 0)
+	{
+		snprintf(sql, sizeof(sql), "SET @master_heartbeat_period = %llu",
+				 (unsigned long long) (hb * 1e9));
+		if (bl_source_exec(src, sql, err) != 0)
+			return -1;
+	}
+	if (gtid)
+	{
+		MYSQL_RES  *res;
+
+		if (!src->info.is_mariadb)
+			return bl_error_set(err, BL_ERR_UNSUPPORTED,
+								"starting at a MySQL GTID set is not supported by this client library; start at a file:position");
+		for (const char *p = gtid; *p; p++)
+			if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == ',' || *p == ' '))
+				return bl_error_set(err, BL_ERR_UNSUPPORTED,
+									"invalid MariaDB GTID list \"%s\" (expected domain-server-sequence, comma separated)",
+									gtid);
+		snprintf(sql, sizeof(sql), "SET @slave_connect_state = '%s', @slave_gtid_strict_mode = 1, "
+				 "@slave_gtid_ignore_duplicates = 0", gtid);
+		if (bl_source_exec(src, sql, err) != 0)
+			return -1;
+		res = NULL;
+		(void) res;
+	}
+	return 0;
+}
+
+int
+bl_source_start_dump_at(bl_source *src, bl_decoder *dec, const char *file,
+						uint64_t pos, const char *gtid, bl_error *err)
+{
+	unsigned int flags = src->opts.until_end ? MARIADB_RPL_BINLOG_DUMP_NON_BLOCK : 0;
+	const char *fname = gtid ? "" : file;
+
+	if (setup_session(src, gtid, err) != 0)
+		return -1;
+	src->rpl = mariadb_rpl_init(src->conn);
+	if (src->rpl == NULL)
+		return bl_mysql_fail(src->conn, err, "initialising the replication stream");
+	if (mariadb_rpl_optionsv(src->rpl, MARIADB_RPL_FILENAME, fname, strlen(fname)) != 0 ||
+		mariadb_rpl_optionsv(src->rpl, MARIADB_RPL_START, (unsigned long) (gtid ? 4 : pos)) != 0 ||
+		mariadb_rpl_optionsv(src->rpl, MARIADB_RPL_SERVER_ID, src->opts.server_id) != 0 ||
+		mariadb_rpl_optionsv(src->rpl, MARIADB_RPL_FLAGS, flags) != 0)
+		return bl_error_set(err, BL_ERR_IO, "setting replication options: %s",
+							mariadb_rpl_error(src->rpl));
+	if (mariadb_rpl_open(src->rpl) != 0)
+		return bl_error_set(err, BL_ERR_IO, "starting the binlog dump at %s:%llu%s%s: %s (MySQL error %u)",
+							fname, (unsigned long long) pos, gtid ? " GTID " : "",
+							gtid ? gtid : "", mysql_error(src->conn), mysql_errno(src->conn));
+	snprintf(src->file, sizeof(src->file), "%s", fname);
+	src->position = gtid ? 4 : pos;
+	src->pending_file[0] = '\0';
+	bl_decoder_set_file(dec, src->file, strlen(src->file));
+	bl_decoder_expect_checksum(dec, strcasecmp(src->info.checksum, "CRC32") == 0 ?
+							   BL_CHECKSUM_CRC32 : BL_CHECKSUM_OFF);
+	return 0;
+}
+
+int
+bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
+{
+	const char *start = src->opts.start ? src->opts.start : "earliest";
+	char		file[512];
+	uint64_t	pos = 4;
+
+	if (strcmp(start, "earliest") == 0)
+	{
+		if (earliest_file(src, file, sizeof(file), err) != 0)
+			return -1;
+	}
+	else if (strcmp(start, "current") == 0)
+	{
+		if (bl_source_current_position(src, file, sizeof(file), &pos, NULL, 0, err) != 0)
+			return -1;
+	}
+	else if (strncmp(start, "gtid:", 5) == 0)
+		return bl_source_start_dump_at(src, dec, "", 4, start + 5, err);
+	else
+	{
+		const char *colon = strrchr(start, ':');
+		char	   *end;
+
+		if (colon == NULL || colon == start || (size_t) (colon - start) >= sizeof(file))
+			return bl_error_set(err, BL_ERR_UNSUPPORTED,
+								"invalid start \"%s\" (valid: earliest, current, FILE:POS, gtid:SET)",
+								start);
+		memcpy(file, start, (size_t) (colon - start));
+		file[colon - start] = '\0';
+		pos = strtoull(colon + 1, &end, 10);
+		if (*end != '\0' || pos < 4)
+			return bl_error_set(err, BL_ERR_UNSUPPORTED,
+								"invalid start position in \"%s\" (positions start at 4)", start);
+	}
+	return bl_source_start_dump_at(src, dec, file, pos, NULL, err);
+}
+
+int
+bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
+			   size_t *len, uint64_t *pos, bl_error *err)
+{
+	MARIADB_RPL_EVENT *ev;
+	const uint8_t *raw;
+	size_t		n;
+	uint32_t	size,
+				next;
+	uint8_t		type;
+
+	if (src->pending_file[0])
+	{
+		snprintf(src->file, sizeof(src->file), "%s", src->pending_file);
+		src->pending_file[0] = '\0';
+		bl_decoder_set_file(dec, src->file, strlen(src->file));
+	}
+	ev = mariadb_rpl_fetch(src->rpl, src->event);
+	if (ev == NULL)
+	{
+		if (mysql_errno(src->conn) == 0)
+			return 0;			/* end of binlog (non-blocking dump) */
+		if (err)
+		{
+			snprintf(err->file, sizeof(err->file), "%s", src->file);
+			err->position = src->position;
+		}
+		return bl_error_set(err, BL_ERR_IO, "reading the binlog stream: %s (MySQL error %u)",
+							mysql_error(src->conn), mysql_errno(src->conn));
+	}
+	src->event = ev;
+	/* raw_data starts with the protocol's OK byte */
+	if (ev->raw_data == NULL || ev->raw_data_size < 1 + 19)
+		return bl_error_set(err, BL_ERR_CORRUPT, "replication packet of %zu bytes is too short",
+							ev->raw_data_size);
+	raw = ev->raw_data + 1;
+	n = ev->raw_data_size - 1;
+	size = (uint32_t) bl_load_le(raw + 9, 4);
+	next = (uint32_t) bl_load_le(raw + 13, 4);
+	type = raw[4];
+	if (size != n)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"replication packet of %zu bytes holds an event of %u bytes", n, size);
+	*data = raw;
+	*len = n;
+	*pos = next >= size ? next - size : 0;
+	if (type == BL_EV_ROTATE && n >= 19 + 8)
+	{
+		uint64_t	rpos = bl_load_le(raw + 19, 8);
+		size_t		nlen = n - 19 - 8;
+		bool		fake = bl_load_le(raw, 4) == 0 || next == 0;
+
+		/* the name may be followed by a checksum: strip what is not a name */
+		if (strcasecmp(src->info.checksum, "CRC32") == 0 && nlen > 4 &&
+			bl_crc32(0, raw, n - 4) == (uint32_t) bl_load_le(raw + n - 4, 4))
+			nlen -= 4;
+		if (nlen >= sizeof(src->file))
+			nlen = sizeof(src->file) - 1;
+		if (fake)
+		{
+			memcpy(src->file, raw + 27, nlen);
+			src->file[nlen] = '\0';
+			src->position = rpos;
+			bl_decoder_set_file(dec, src->file, strlen(src->file));
+			*pos = 0;
+		}
+		else
+		{
+			memcpy(src->pending_file, raw + 27, nlen);
+			src->pending_file[nlen] = '\0';
+			src->position = rpos;
+		}
+		return 1;
+	}
+	if (next != 0 && type != BL_EV_HEARTBEAT && type != BL_EV_HEARTBEAT_V2)
+		src->position = next;
+	return 1;
+}
+
+void
+bl_source_close(bl_source *src)
+{
+	if (src == NULL)
+		return;
+	if (src->event)
+		mariadb_free_rpl_event(src->event);
+	if (src->rpl)
+		mariadb_rpl_close(src->rpl);
+	if (src->conn)
+		mysql_close(src->conn);
+	free(src);
+}

@@ -1,0 +1,122 @@
+/*
+ * bl_mysql_source.h
+ *	  A MySQL/MariaDB server as a binlog source: connection (with TLS),
+ *	  the checks a replica needs, session setup, start-position resolution,
+ *	  raw event streaming through the client library's replication API, and
+ *	  table definitions from information_schema.
+ *
+ * Plain C: used by binlogcat and by the PostgreSQL background worker.  This
+ * is the only part of the project that includes the client library's
+ * headers (whose names clash with PostgreSQL's).
+ */
+#ifndef BL_MYSQL_SOURCE_H
+#define BL_MYSQL_SOURCE_H
+
+#include "bl_decoder.h"
+
+typedef struct bl_source_options
+{
+	const char *host;
+	unsigned	port;			/* 0 = 3306 */
+	const char *user;
+	const char *password;
+	uint32_t	server_id;		/* our replica id */
+	const char *start;			/* earliest | current | FILE:POS | gtid:SET */
+	bool		until_end;		/* non-blocking dump: stop at the end */
+	double		heartbeat_seconds;	/* 0 = default 5 s; < 0 = off */
+	double		connect_timeout;	/* seconds, 0 = 10 */
+	double		read_timeout;	/* seconds, 0 = 3 heartbeat periods */
+	const char *ssl_mode;		/* disable|prefer|require|verify-ca|verify-full */
+	const char *ssl_ca;
+	const char *ssl_cert;
+	const char *ssl_key;
+	bool		flush_each;		/* (binlogcat) flush output per event */
+} bl_source_options;
+
+typedef struct bl_source bl_source;
+
+/* What bl_source_connect found out about the server. */
+typedef struct bl_source_info
+{
+	char		version[128];	/* @@version */
+	bool		is_mariadb;
+	uint32_t	server_id;		/* @@server_id */
+	char		binlog_format[32];
+	char		binlog_row_image[32];
+	char		binlog_row_metadata[32];
+	char		checksum[32];	/* @@binlog_checksum */
+	bool		gtid_mode;		/* MySQL gtid_mode=ON or MariaDB (always) */
+	char		ssl_cipher[128];	/* "" = not encrypted */
+} bl_source_info;
+
+extern void bl_source_options_init(bl_source_options *opts);
+
+/* Connect (TLS per ssl_mode) and read the server's settings. */
+extern bl_source *bl_source_connect(const bl_source_options *opts, bl_error *err);
+extern const bl_source_info *bl_source_get_info(const bl_source *src);
+
+/*
+ * The checks a CDC replica needs, each failing with a message that names
+ * the fix: binlog enabled, binlog_format=ROW, replication privileges, our
+ * server_id differing from the source's and from its other replicas.
+ */
+extern int	bl_source_check(bl_source *src, bl_error *err);
+
+/*
+ * Resolve opts->start, set the session variables of a replica (checksum,
+ * capability, heartbeat, timeouts, GTID state) and send the dump command.
+ * Tells the decoder the checksum and the first file name.
+ */
+extern int	bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err);
+
+/* Start at an explicit file/position or MariaDB GTID list instead of
+ * opts->start (used by the worker when it resumes). */
+extern int	bl_source_start_dump_at(bl_source *src, bl_decoder *dec,
+									const char *file, uint64_t pos,
+									const char *gtid, bl_error *err);
+
+/*
+ * Next raw event (header + body + checksum).  Returns 1 with an event, 0
+ * at the end of the binlog in until_end mode, -1 on error (network errors
+ * are BL_ERR_IO).  *pos is the event's position in its file; the decoder's
+ * file name is kept current across ROTATE events.
+ */
+extern int	bl_source_next(bl_source *src, bl_decoder *dec,
+						   const uint8_t **data, size_t *len, uint64_t *pos,
+						   bl_error *err);
+
+/* Current binlog file and the position after the last event returned. */
+extern const char *bl_source_file(const bl_source *src);
+extern uint64_t bl_source_position(const bl_source *src);
+
+/* The server's current end of binlog ("SHOW MASTER STATUS"). */
+extern int	bl_source_current_position(bl_source *src, char *file, size_t filelen,
+									   uint64_t *pos, char *gtid, size_t gtidlen,
+									   bl_error *err);
+
+/* Run a statement on the source's connection (not during a dump). */
+extern int	bl_source_exec(bl_source *src, const char *sql, bl_error *err);
+
+/* Thread id of the connection on the server (for KILL in tests). */
+extern unsigned long bl_source_thread_id(const bl_source *src);
+
+extern void bl_source_close(bl_source *src);
+
+/*
+ * Table definitions from information_schema over a side connection, cached
+ * per table; usable as a bl_decoder schema provider.
+ */
+typedef struct bl_schema_cache bl_schema_cache;
+
+extern bl_schema_cache *bl_schema_cache_create(const bl_source_options *opts,
+											   bl_error *err);
+extern const bl_schema_table *bl_schema_cache_lookup(void *cache,
+													 const char *schema,
+													 const char *table);
+/* Forget cached definitions (table NULL: all of schema; schema NULL: all). */
+extern void bl_schema_cache_invalidate(bl_schema_cache *cache,
+									   const char *schema, const char *table);
+extern const char *bl_schema_cache_error(const bl_schema_cache *cache);
+extern void bl_schema_cache_destroy(bl_schema_cache *cache);
+
+#endif							/* BL_MYSQL_SOURCE_H */

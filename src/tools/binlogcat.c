@@ -1,0 +1,536 @@
+/*
+ * binlogcat.c
+ *	  Command-line tool: decode binlog files, or a live server's binlog
+ *	  over the replication protocol, to JSON lines (one event per line).
+ *
+ *	  binlogcat [options] FILE...
+ *	  binlogcat [options] --host H --port P --user U --password P --start S
+ *
+ * Used by the tests, the fuzzer and the benchmarks, and by people who want
+ * to look into binlogs.  --values decodes every row to values without
+ * printing them (the decoder benchmark).
+ */
+#include "bl_decoder.h"
+#include "bl_event_json.h"
+#include "bl_file.h"
+#include "bl_value_text.h"
+#include "bl_mysql_source.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef enum output_mode
+{
+	OUT_JSONL,
+	OUT_VALUES,					/* decode and format every value, print
+								 * nothing but statistics */
+	OUT_COUNT					/* count events and rows */
+} output_mode;
+
+typedef struct cat_state
+{
+	output_mode mode;
+	bl_jsonl_options jopts;
+	bl_buf		out;
+	bl_buf		scratch;
+	uint64_t	events;
+	uint64_t	rows;
+	uint64_t	bytes;
+	uint64_t	unknown;
+	uint64_t	stop_position;
+	bool		quiet;
+} cat_state;
+
+static void
+flush_out(cat_state *st, bool force)
+{
+	if (st->out.len > 0 && (force || st->out.len >= (1 << 20)))
+	{
+		fwrite(st->out.data, 1, st->out.len, stdout);
+		bl_buf_reset(&st->out);
+	}
+	if (force)
+		fflush(stdout);
+}
+
+static void
+report_error(const bl_error *err)
+{
+	fprintf(stderr, "binlogcat: %s%s%s%llu: %s error: %s\n",
+			err->file, err->file[0] ? ":" : "", err->file[0] ? "" : "position ",
+			(unsigned long long) err->position, bl_errcode_name(err->code),
+			err->message);
+}
+
+/* --values: decode every row image to values and format each value into
+ * a scratch buffer that is never printed. */
+static int
+consume_values(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
+{
+	bl_row		before,
+				after;
+	int			rc;
+
+	while ((rc = bl_rows_next(dec, &ev->u.rows, &before, &after, err)) == 1)
+	{
+		const bl_table *t = ev->u.rows.table;
+
+		st->rows++;
+		for (uint32_t i = 0; i < before.ncols; i++)
+		{
+			bl_buf_reset(&st->scratch);
+			if (bl_value_to_json(&t->cols[i], &before.values[i], NULL, &st->scratch, err) != 0)
+				return -1;
+		}
+		for (uint32_t i = 0; i < after.ncols; i++)
+		{
+			bl_buf_reset(&st->scratch);
+			if (bl_value_to_json(&t->cols[i], &after.values[i],
+								 before.ncols ? &before.values[i] : NULL,
+								 &st->scratch, err) != 0)
+				return -1;
+		}
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+handle_event(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
+{
+	st->events++;
+	if (bl_event_type_name(ev->type) == NULL)
+	{
+		st->unknown++;
+		if (!st->quiet)
+			fprintf(stderr, "binlogcat: %s:%llu: warning: unknown event type %u skipped (%u bytes)\n",
+					bl_decoder_file(dec), (unsigned long long) ev->pos, ev->type, ev->size);
+	}
+	switch (st->mode)
+	{
+		case OUT_JSONL:
+			if (bl_event_to_jsonl(dec, ev, &st->jopts, &st->out, err) != 0)
+				return -1;
+			flush_out(st, false);
+			return 0;
+		case OUT_VALUES:
+			if (bl_event_is_rows(ev->type))
+				return consume_values(st, dec, ev, err);
+			return 0;
+		case OUT_COUNT:
+			if (bl_event_is_rows(ev->type))
+			{
+				int			rc;
+
+				while ((rc = bl_rows_next(dec, &ev->u.rows, NULL, NULL, err)) == 1)
+					st->rows++;
+				return rc < 0 ? -1 : 0;
+			}
+			return 0;
+	}
+	return 0;
+}
+
+/* Decode one raw event and, for a TRANSACTION_PAYLOAD, its inner events. */
+static int
+process_raw_event(cat_state *st, bl_decoder *dec, const uint8_t *data,
+				  size_t len, uint64_t pos, bl_event *ev, bl_error *err)
+{
+	st->bytes += len;
+	if (bl_decode_event(dec, data, len, pos, ev, err) != 0)
+		return -1;
+	if (handle_event(st, dec, ev, err) != 0)
+		return -1;
+	if (ev->type == BL_EV_TRANSACTION_PAYLOAD)
+	{
+		bl_event	inner;
+		int			rc;
+
+		while ((rc = bl_payload_next(dec, &inner, err)) == 1)
+			if (handle_event(st, dec, &inner, err) != 0)
+				return -1;
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+run_files(cat_state *st, bl_decoder *dec, char **files, int nfiles,
+		  bool follow, uint64_t start_position)
+{
+	char		next_path[4096];
+	const char *path;
+	int			fi = 0;
+	int			hops = 0;
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	path = files[0];
+	while (path)
+	{
+		bl_file		f;
+		const uint8_t *data;
+		size_t		len;
+		uint64_t	pos;
+		int			rc;
+		bl_event	ev;
+		char		rotate_to[256] = "";
+
+		if (bl_file_open(&f, path, &err) != 0)
+		{
+			report_error(&err);
+			return 1;
+		}
+		bl_decoder_set_file(dec, f.name, strlen(f.name));
+		while ((rc = bl_file_next(&f, &data, &len, &pos, &err)) == 1)
+		{
+			if (st->stop_position && pos >= st->stop_position)
+				break;
+			if (start_position && pos < start_position &&
+				data[4] != BL_EV_FORMAT_DESCRIPTION)
+				continue;
+			if (process_raw_event(st, dec, data, len, pos, &ev, &err) != 0)
+			{
+				flush_out(st, true);
+				report_error(&err);
+				bl_file_close(&f);
+				return 1;
+			}
+			if (ev.type == BL_EV_ROTATE && !ev.u.rotate.fake &&
+				ev.u.rotate.file.len < sizeof(rotate_to))
+			{
+				memcpy(rotate_to, ev.u.rotate.file.ptr, ev.u.rotate.file.len);
+				rotate_to[ev.u.rotate.file.len] = '\0';
+			}
+		}
+		flush_out(st, true);
+		if (rc < 0)
+		{
+			report_error(&err);
+			bl_file_close(&f);
+			return 1;
+		}
+		start_position = 0;
+		/* the next file: the next argument, else where ROTATE points */
+		if (fi + 1 < nfiles)
+			path = files[++fi];
+		else if (follow && rotate_to[0] && strchr(rotate_to, '/') == NULL &&
+				 hops++ < 100000)
+		{
+			FILE	   *probe;
+
+			bl_file_sibling(f.path, rotate_to, strlen(rotate_to), next_path,
+							sizeof(next_path));
+			probe = fopen(next_path, "rb");
+			if (probe)
+			{
+				fclose(probe);
+				path = next_path;
+			}
+			else
+				path = NULL;
+		}
+		else
+			path = NULL;
+		bl_file_close(&f);
+		if (path == next_path)
+		{
+			/* copy: next_path is rewritten by the next hop */
+			static char current[4096];
+
+			snprintf(current, sizeof(current), "%s", next_path);
+			path = current;
+		}
+	}
+	return 0;
+}
+
+static int
+run_live(cat_state *st, bl_decoder *dec, const bl_source_options *sopts)
+{
+	bl_source  *src;
+	bl_error	err;
+	int			rc;
+
+	memset(&err, 0, sizeof(err));
+	src = bl_source_connect(sopts, &err);
+	if (src == NULL)
+	{
+		report_error(&err);
+		return 1;
+	}
+	if (bl_source_start_dump(src, dec, &err) != 0)
+	{
+		report_error(&err);
+		bl_source_close(src);
+		return 1;
+	}
+	for (;;)
+	{
+		const uint8_t *data;
+		size_t		len;
+		uint64_t	pos;
+		bl_event	ev;
+
+		rc = bl_source_next(src, dec, &data, &len, &pos, &err);
+		if (rc <= 0)
+			break;
+		if (process_raw_event(st, dec, data, len, pos, &ev, &err) != 0)
+		{
+			rc = -1;
+			break;
+		}
+		if (sopts->flush_each)
+			flush_out(st, true);
+	}
+	flush_out(st, true);
+	if (rc < 0)
+		report_error(&err);
+	bl_source_close(src);
+	return rc < 0 ? 1 : 0;
+}
+
+static void
+usage(FILE *to)
+{
+	fprintf(to,
+			"Usage: binlogcat [OPTIONS] FILE...\n"
+			"       binlogcat [OPTIONS] --host HOST [--port PORT] --user USER [--password PW] [--start WHERE]\n"
+			"\n"
+			"Decode MySQL/MariaDB binlogs to JSON lines, one event per line.\n"
+			"\n"
+			"Output:\n"
+			"  --rows-only            print only row change events\n"
+			"  --no-columns           do not describe the columns of TABLE_MAP events\n"
+			"  --values               decode and format every value, print only statistics\n"
+			"  --count                count events and rows\n"
+			"  --stats                print statistics to stderr at the end\n"
+			"  --quiet                no warnings on stderr\n"
+			"\n"
+			"Files:\n"
+			"  --no-follow            do not follow ROTATE events to the next file\n"
+			"  --start-position N     skip events before position N of the first file\n"
+			"  --stop-position N      stop at the first event at or after position N\n"
+			"  --no-verify            do not verify CRC32 checksums\n"
+			"\n"
+			"Live (replication protocol):\n"
+			"  --host HOST --port PORT --user USER --password PW (or MYSQL_PWD)\n"
+			"  --server-id N          replica server id to use (default 4000 + pid %% 1000)\n"
+			"  --start WHERE          earliest | current | FILE:POS | gtid:SET (default earliest)\n"
+			"  --until-end            stop at the end of the binlog instead of waiting\n"
+			"  --heartbeat SECONDS    heartbeat period (default 5)\n"
+			"  --ssl-mode MODE        disable | prefer | require | verify-ca | verify-full\n"
+			"  --ssl-ca F --ssl-cert F --ssl-key F\n"
+			"  --schema-from-server   with files: take column names from the server's\n"
+			"                         information_schema when TABLE_MAP lacks them\n"
+			"                         (always on in live mode)\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	enum
+	{
+		OPT_ROWS_ONLY = 256, OPT_NO_COLUMNS, OPT_VALUES, OPT_COUNT, OPT_STATS,
+		OPT_QUIET, OPT_NO_FOLLOW, OPT_START_POS, OPT_STOP_POS, OPT_NO_VERIFY,
+		OPT_HOST, OPT_PORT, OPT_USER, OPT_PASSWORD, OPT_SERVER_ID, OPT_START,
+		OPT_UNTIL_END, OPT_HEARTBEAT, OPT_SSL_MODE, OPT_SSL_CA, OPT_SSL_CERT,
+		OPT_SSL_KEY, OPT_SCHEMA_FROM_SERVER, OPT_HELP
+	};
+	static const struct option longopts[] = {
+		{"rows-only", no_argument, NULL, OPT_ROWS_ONLY},
+		{"no-columns", no_argument, NULL, OPT_NO_COLUMNS},
+		{"values", no_argument, NULL, OPT_VALUES},
+		{"count", no_argument, NULL, OPT_COUNT},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"quiet", no_argument, NULL, OPT_QUIET},
+		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+		{"start-position", required_argument, NULL, OPT_START_POS},
+		{"stop-position", required_argument, NULL, OPT_STOP_POS},
+		{"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+		{"host", required_argument, NULL, OPT_HOST},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"user", required_argument, NULL, OPT_USER},
+		{"password", required_argument, NULL, OPT_PASSWORD},
+		{"server-id", required_argument, NULL, OPT_SERVER_ID},
+		{"start", required_argument, NULL, OPT_START},
+		{"until-end", no_argument, NULL, OPT_UNTIL_END},
+		{"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
+		{"ssl-mode", required_argument, NULL, OPT_SSL_MODE},
+		{"ssl-ca", required_argument, NULL, OPT_SSL_CA},
+		{"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
+		{"ssl-key", required_argument, NULL, OPT_SSL_KEY},
+		{"schema-from-server", no_argument, NULL, OPT_SCHEMA_FROM_SERVER},
+		{"help", no_argument, NULL, OPT_HELP},
+		{NULL, 0, NULL, 0}
+	};
+	cat_state	st;
+	bl_decoder_options dopts;
+	bl_source_options sopts;
+	bl_decoder *dec;
+	bool		follow = true;
+	bool		stats = false;
+	bool		schema_from_server = false;
+	uint64_t	start_position = 0;
+	int			opt;
+	int			rc;
+	struct timespec t0,
+				t1;
+	bl_schema_cache *schema = NULL;
+
+	memset(&st, 0, sizeof(st));
+	st.jopts.table_columns = true;
+	bl_buf_init(&st.out);
+	bl_buf_init(&st.scratch);
+	bl_decoder_options_init(&dopts);
+	bl_source_options_init(&sopts);
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+	{
+		switch (opt)
+		{
+			case OPT_ROWS_ONLY:
+				st.jopts.rows_only = true;
+				break;
+			case OPT_NO_COLUMNS:
+				st.jopts.table_columns = false;
+				break;
+			case OPT_VALUES:
+				st.mode = OUT_VALUES;
+				break;
+			case OPT_COUNT:
+				st.mode = OUT_COUNT;
+				break;
+			case OPT_STATS:
+				stats = true;
+				break;
+			case OPT_QUIET:
+				st.quiet = true;
+				break;
+			case OPT_NO_FOLLOW:
+				follow = false;
+				break;
+			case OPT_START_POS:
+				start_position = strtoull(optarg, NULL, 10);
+				break;
+			case OPT_STOP_POS:
+				st.stop_position = strtoull(optarg, NULL, 10);
+				break;
+			case OPT_NO_VERIFY:
+				dopts.verify_checksum = false;
+				break;
+			case OPT_HOST:
+				sopts.host = optarg;
+				break;
+			case OPT_PORT:
+				sopts.port = (unsigned) atoi(optarg);
+				break;
+			case OPT_USER:
+				sopts.user = optarg;
+				break;
+			case OPT_PASSWORD:
+				sopts.password = optarg;
+				break;
+			case OPT_SERVER_ID:
+				sopts.server_id = (uint32_t) strtoul(optarg, NULL, 10);
+				break;
+			case OPT_START:
+				sopts.start = optarg;
+				break;
+			case OPT_UNTIL_END:
+				sopts.until_end = true;
+				break;
+			case OPT_HEARTBEAT:
+				sopts.heartbeat_seconds = atof(optarg);
+				break;
+			case OPT_SSL_MODE:
+				sopts.ssl_mode = optarg;
+				break;
+			case OPT_SSL_CA:
+				sopts.ssl_ca = optarg;
+				break;
+			case OPT_SSL_CERT:
+				sopts.ssl_cert = optarg;
+				break;
+			case OPT_SSL_KEY:
+				sopts.ssl_key = optarg;
+				break;
+			case OPT_SCHEMA_FROM_SERVER:
+				schema_from_server = true;
+				break;
+			case 'h':
+			case OPT_HELP:
+				usage(stdout);
+				return 0;
+			default:
+				usage(stderr);
+				return 2;
+		}
+	}
+	if (sopts.password == NULL)
+		sopts.password = getenv("MYSQL_PWD");
+	if (sopts.server_id == 0)
+		sopts.server_id = 4000 + (uint32_t) (getpid() % 1000);
+	if (sopts.host == NULL && optind >= argc)
+	{
+		usage(stderr);
+		return 2;
+	}
+
+	if (sopts.host && (optind >= argc || schema_from_server))
+	{
+		bl_error	err;
+
+		memset(&err, 0, sizeof(err));
+		schema = bl_schema_cache_create(&sopts, &err);
+		if (schema == NULL)
+		{
+			report_error(&err);
+			return 1;
+		}
+		dopts.schema_lookup = bl_schema_cache_lookup;
+		dopts.schema_arg = schema;
+	}
+	dec = bl_decoder_create(&dopts);
+	if (dec == NULL)
+	{
+		fprintf(stderr, "binlogcat: out of memory\n");
+		return 1;
+	}
+	sopts.flush_each = st.mode == OUT_JSONL && !sopts.until_end;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (optind < argc)
+		rc = run_files(&st, dec, argv + optind, argc - optind, follow, start_position);
+	else
+		rc = run_live(&st, dec, &sopts);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	flush_out(&st, true);
+
+	if (st.mode == OUT_COUNT)
+		printf("{\"events\":%llu,\"rows\":%llu,\"bytes\":%llu,\"unknown_events\":%llu}\n",
+			   (unsigned long long) st.events, (unsigned long long) st.rows,
+			   (unsigned long long) st.bytes, (unsigned long long) st.unknown);
+	if (stats || st.mode == OUT_VALUES)
+	{
+		double		secs = (double) (t1.tv_sec - t0.tv_sec) +
+			(double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+		fprintf(st.mode == OUT_VALUES ? stdout : stderr,
+				"{\"events\":%llu,\"rows\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"rows_per_second\":%.0f,\"mb_per_second\":%.1f}\n",
+				(unsigned long long) st.events, (unsigned long long) st.rows,
+				(unsigned long long) st.bytes, secs,
+				secs > 0 ? (double) st.rows / secs : 0.0,
+				secs > 0 ? (double) st.bytes / secs / 1e6 : 0.0);
+	}
+	bl_decoder_destroy(dec);
+	if (schema)
+		bl_schema_cache_destroy(schema);
+	bl_buf_free(&st.out);
+	bl_buf_free(&st.scratch);
+	return rc;
+}

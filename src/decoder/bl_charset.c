@@ -1083,8 +1083,11 @@ bl_sbcs_convert(const bl_sbcs *t, const uint8_t *in, size_t len,
 		size_t		lim = len - i > BL_CHUNK ? i + BL_CHUNK : len;
 		uint8_t    *o;
 
-		/* at most 6 bytes out per byte in, plus room for the padded copy */
-		if (!bl_buf_reserve(out, (lim - i) * 6 + 8))
+		/*
+		 * At most 3 bytes out per byte in (6 if escaped for JSON), plus room
+		 * for the padded copy.
+		 */
+		if (!bl_buf_reserve(out, (lim - i) * (json ? 6 : 3) + 8))
 			return false;
 		o = (uint8_t *) out->data + out->len;
 		if (json)

@@ -32,7 +32,15 @@
 
 #include "bl_common.h"
 
-typedef struct bl_charset bl_charset;	/* opaque; instances are static */
+/*
+ * Opaque; the instances are static.  Other headers that need only the type
+ * should include this file rather than repeat the typedef (a repeated
+ * typedef is C11, and clang rejects it under -std=gnu99 -Werror).
+ */
+#ifndef BL_CHARSET_TYPEDEF
+#define BL_CHARSET_TYPEDEF
+typedef struct bl_charset bl_charset;
+#endif
 
 /*
  * Charset of a MySQL or MariaDB collation id, as found in TABLE_MAP

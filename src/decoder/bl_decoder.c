@@ -247,10 +247,20 @@ decode_format_description(bl_decoder *dec, bl_event *ev, const uint8_t *data,
 	memset(dec->post_header_len, 0, sizeof(dec->post_header_len));
 	if (post)
 		memcpy(dec->post_header_len + 1, post, n_post);
+	/*
+	 * XID events have no post-header in any released server; a non-zero
+	 * length there is the event numbering of a pre-release (5.1 alpha /
+	 * 5.2 development) server, whose events we cannot interpret.
+	 */
+	if (n_post >= BL_EV_XID && dec->post_header_len[BL_EV_XID] != 0)
+		return bl_decoder_fail(dec, err, ev->pos, BL_ERR_UNSUPPORTED,
+							   "binlog written by pre-release server %s uses an event numbering of its own and cannot be decoded",
+							   ev->u.fde.server_version);
 	dec->binlog_version = ev->u.fde.binlog_version;
 	memcpy(dec->server_version, ev->u.fde.server_version, sizeof(dec->server_version));
 	dec->checksum_alg = alg;
 	dec->have_fde = true;
+	memset(&dec->gtid, 0, sizeof(dec->gtid));	/* a new file: no transaction */
 	ev->u.fde.checksum_alg = alg;
 	return 0;
 }

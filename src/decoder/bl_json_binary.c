@@ -130,7 +130,8 @@ struct bl_json_node
 typedef struct bl_json_leg
 {
 	bool		member;			/* .name (else [index]) */
-	const uint8_t *name;		/* unescaped, in the iterator's scratch */
+	const uint8_t *name;		/* unescaped, in the iterator's scratch
+								 * (NULL when the iterator only checks) */
 	size_t		namelen;
 	uint32_t	index;
 	bool		from_end;		/* [last] or [last-N] */
@@ -140,6 +141,7 @@ typedef struct bl_json_path_iter
 {
 	const uint8_t *p;
 	const uint8_t *end;
+	bool		keep_names;		/* unescape member names into scratch */
 	bl_buf		scratch;
 } bl_json_path_iter;
 
@@ -1151,34 +1153,31 @@ bl_json_put_utf8(bl_buf *b, uint32_t cp)
 }
 
 /*
- * Is an unquoted member name an ECMAScript identifier, as MySQL requires?
- * ASCII characters must be letters, '$' or '_' (or digits after the
- * first); non-ASCII characters are accepted (MySQL asks its Unicode
- * tables, which we do not carry).
+ * Can code point cp be part of an unquoted member name?  MySQL requires an
+ * ECMAScript identifier: ASCII letters, '$' and '_' (and digits after the
+ * first character); non-ASCII characters are accepted here (MySQL asks
+ * its Unicode tables, which we do not carry).
  */
 static bool
-bl_json_identifier(const uint8_t *name, size_t len)
+bl_json_ident_char(uint32_t cp, bool first)
 {
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		uint8_t		c = name[i];
-
-		if (c >= 0x80 || c == '$' || c == '_' ||
-			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-			continue;
-		if (i > 0 && c >= '0' && c <= '9')
-			continue;
-		return false;
-	}
-	return true;
+	if (cp >= 0x80 || cp == '$' || cp == '_' ||
+		(cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z'))
+		return true;
+	return !first && cp >= '0' && cp <= '9';
 }
 
-/* Unescape a JSON string body [p, end) into b. */
+/*
+ * Unescape the JSON string body [p, end) into b, or only validate it when
+ * b is NULL.  With ident, the result must also be an identifier.
+ */
 static int
-bl_json_unescape(const uint8_t *p, const uint8_t *end, bl_buf *b)
+bl_json_unescape(const uint8_t *p, const uint8_t *end, bl_buf *b, bool ident)
 {
+	bool		first = true;
+
+	if (ident && p >= end)
+		return -1;
 	while (p < end)
 	{
 		uint8_t		c = *p++;
@@ -1187,67 +1186,80 @@ bl_json_unescape(const uint8_t *p, const uint8_t *end, bl_buf *b)
 		if (c < 0x20 || c == '"')
 			return -1;
 		if (c != '\\')
+			cp = c;
+		else
 		{
-			bl_buf_putc(b, (char) c);
+			if (p >= end)
+				return -1;
+			c = *p++;
+			switch (c)
+			{
+				case '"':
+				case '\\':
+				case '/':
+					cp = c;
+					break;
+				case 'b':
+					cp = '\b';
+					break;
+				case 'f':
+					cp = '\f';
+					break;
+				case 'n':
+					cp = '\n';
+					break;
+				case 'r':
+					cp = '\r';
+					break;
+				case 't':
+					cp = '\t';
+					break;
+				case 'u':
+					if (bl_json_hex4(p, end, &cp) != 0)
+						return -1;
+					p += 4;
+					if (cp >= 0xDC00 && cp <= 0xDFFF)
+						return -1;
+					if (cp >= 0xD800 && cp <= 0xDBFF)
+					{
+						uint32_t	lo;
+
+						if (end - p < 6 || p[0] != '\\' || p[1] != 'u' ||
+							bl_json_hex4(p + 2, end, &lo) != 0 ||
+							lo < 0xDC00 || lo > 0xDFFF)
+							return -1;
+						p += 6;
+						cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+					}
+					break;
+				default:
+					return -1;
+			}
+			/* An escape always produces a whole code point. */
+			if (b != NULL)
+				bl_json_put_utf8(b, cp);
+			if (ident && !bl_json_ident_char(cp, first))
+				return -1;
+			first = false;
 			continue;
 		}
-		if (p >= end)
+		/* A raw byte; non-ASCII bytes are passed through as they are. */
+		if (b != NULL)
+			bl_buf_putc(b, (char) c);
+		if (ident && !bl_json_ident_char(cp, first))
 			return -1;
-		c = *p++;
-		switch (c)
-		{
-			case '"':
-			case '\\':
-			case '/':
-				bl_buf_putc(b, (char) c);
-				break;
-			case 'b':
-				bl_buf_putc(b, '\b');
-				break;
-			case 'f':
-				bl_buf_putc(b, '\f');
-				break;
-			case 'n':
-				bl_buf_putc(b, '\n');
-				break;
-			case 'r':
-				bl_buf_putc(b, '\r');
-				break;
-			case 't':
-				bl_buf_putc(b, '\t');
-				break;
-			case 'u':
-				if (bl_json_hex4(p, end, &cp) != 0)
-					return -1;
-				p += 4;
-				if (cp >= 0xDC00 && cp <= 0xDFFF)
-					return -1;
-				if (cp >= 0xD800 && cp <= 0xDBFF)
-				{
-					uint32_t	lo;
-
-					if (end - p < 6 || p[0] != '\\' || p[1] != 'u' ||
-						bl_json_hex4(p + 2, end, &lo) != 0 ||
-						lo < 0xDC00 || lo > 0xDFFF)
-						return -1;
-					p += 6;
-					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				}
-				bl_json_put_utf8(b, cp);
-				break;
-			default:
-				return -1;
-		}
+		first = false;
 	}
 	return 0;
 }
 
 static int
 bl_json_path_begin(bl_json_ctx *ctx, bl_json_path_iter *it,
-				   const uint8_t *path, size_t len)
+				   const uint8_t *path, size_t len, bool keep_names)
 {
 	it->p = path;
 	it->end = path + len;
+	it->keep_names = keep_names;
 	bl_buf_init(&it->scratch);
 	bl_json_path_skip_space(it);
 	if (it->p >= it->end || *it->p != '$')
@@ -1307,19 +1319,20 @@ bl_json_path_next(bl_json_ctx *ctx, bl_json_path_iter *it, bl_json_leg *leg)
 				return bl_json_fail(ctx, BL_ERR_CORRUPT,
 									"empty member name in diff path");
 		}
-		if (bl_json_unescape(start, stop, &it->scratch) != 0)
+		if (bl_json_unescape(start, stop,
+							 it->keep_names ? &it->scratch : NULL,
+							 start[-1] != '"') != 0)
 			return bl_json_fail(ctx, BL_ERR_CORRUPT,
 								"bad member name in diff path");
 		if (bl_buf_failed(&it->scratch))
 			return bl_json_fail(ctx, BL_ERR_NOMEM, "out of memory");
-		if (start[-1] != '"' &&
-			!bl_json_identifier((const uint8_t *) it->scratch.data,
-								it->scratch.len))
-			return bl_json_fail(ctx, BL_ERR_CORRUPT,
-								"unquoted member name in diff path is not an identifier");
 		leg->member = true;
-		leg->name = (const uint8_t *) (it->scratch.data ? it->scratch.data : "");
-		leg->namelen = it->scratch.len;
+		if (it->keep_names)
+		{
+			leg->name = (const uint8_t *) (it->scratch.data ?
+										   it->scratch.data : "");
+			leg->namelen = it->scratch.len;
+		}
 	}
 	else if (*it->p == '[')
 	{
@@ -1376,7 +1389,7 @@ bl_json_path_check(bl_json_ctx *ctx, const uint8_t *path, size_t len)
 	bl_json_leg leg;
 	int			r;
 
-	if (bl_json_path_begin(ctx, &it, path, len) != 0)
+	if (bl_json_path_begin(ctx, &it, path, len, false) != 0)
 		return -1;
 	while ((r = bl_json_path_next(ctx, &it, &leg)) == 1)
 		;
@@ -1721,7 +1734,7 @@ bl_json_dom_apply(bl_json_ctx *ctx, bl_json_node *root, const bl_json_diff *d,
 	int			r;
 	int			rc = -1;
 
-	if (bl_json_path_begin(ctx, &it, d->path, d->pathlen) != 0)
+	if (bl_json_path_begin(ctx, &it, d->path, d->pathlen, true) != 0)
 		return -1;
 	r = bl_json_path_next(ctx, &it, &leg);
 	if (r == 0)

@@ -18,6 +18,7 @@
 #include "../unit/bl_json_check.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -742,6 +743,9 @@ test_scalars(void)
 	check_doc("double DBL_MAX", j_double(DBL_MAX), "1.7976931348623157e308");
 	check_doc("double min denormal", j_double(5e-324), "5e-324");
 	check_doc("double 3.14159", j_double(3.14159), "3.14159");
+	/* Not storable by MySQL; printed as its dtoa would ("0" + ".0"). */
+	check_doc("double NaN", j_double(NAN), "0.0");
+	check_doc("double -Inf", j_double(-INFINITY), "0.0");
 
 	/* Strings and escaping. */
 	check_doc("string empty", j_str(""), "\"\"");
@@ -1278,6 +1282,10 @@ test_apply(void)
 				"{\"\":0,\"a\":1,\"b\":[1,2,3],\"c\":{\"d\":\"x\",\"e\":true},\"aa\":2,\"\xc3\xa9\":3}",
 				4, INSERT, "$.c.e", J_TRUE, INSERT, "$.aa", J_I16(2),
 				INSERT, "$.\"\"", J_I16(0), INSERT, "$.\"\\u00e9\"", J_I16(3));
+	check_apply("apply: insert member with every escape in its name", &doc,
+				"{\"a\":1,\"b\":[1,2,3],\"c\":{\"d\":\"x\"},"
+				"\"q\\\"\\\\/\\b\\f\\n\\r\\t\xe2\x82\xac\":null}",
+				1, INSERT, "$.\"q\\\"\\\\\\/\\b\\f\\n\\r\\t\\u20AC\"", J_NULL);
 	check_apply("apply: remove member", &doc,
 				"{\"a\":1,\"b\":[1,2,3]}", 1, REMOVE, "$.c", NOVAL);
 	check_apply("apply: remove nested member", &doc,

@@ -31,7 +31,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 SHLIB_LINK = $(MYSQL_LIBS) -lzstd -lz
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=build/regress
+REGRESS_OPTS = --inputdir=.
 
 EXTRA_CLEAN = binlogcat build
 
@@ -54,10 +54,6 @@ binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)
 install: install-binlogcat
 install-binlogcat: binlogcat
 	$(INSTALL_PROGRAM) binlogcat '$(DESTDIR)$(bindir)/binlogcat'
-
-installcheck: | build/regress
-build/regress:
-	mkdir -p $@
 
 # ---- decoder unit tests (ASan + UBSan), fuzzing ----
 

@@ -50,6 +50,9 @@
 #include <iconv.h>
 #include <stdlib.h>
 
+/* See bl_charset.h: PostgreSQL's jsonb cannot hold U+0000. */
+bool		bl_json_nul_as_replacement = false;
+
 #define BL_LENGTHOF(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Input bytes converted per output reservation in the table-driven paths. */
@@ -914,6 +917,9 @@ static int
 bl_json_put_escape(uint32_t cp, uint8_t *o)
 {
 	char		c = 0;
+
+	if (cp == 0 && bl_json_nul_as_replacement)
+		cp = 0xFFFD;
 
 	switch (cp)
 	{

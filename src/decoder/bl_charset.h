@@ -81,6 +81,13 @@ extern int	bl_charset_to_utf8(const bl_charset *cs, const uint8_t *in, size_t le
  * Invalid UTF-8 becomes U+FFFD.  Allocation failure is reported through
  * bl_buf_failed(out).
  */
+/*
+ * When set, U+0000 in JSON strings is written as U+FFFD instead of \u0000:
+ * PostgreSQL's jsonb rejects \u0000, so the extension sets this once at
+ * load time.  binlogcat leaves it off (\u0000 is valid JSON).
+ */
+extern bool bl_json_nul_as_replacement;
+
 extern void bl_json_escape_utf8(const uint8_t *in, size_t len, bl_buf *out);
 
 /*

@@ -60,7 +60,7 @@ decode_time2(const bl_column *col, bl_cur *c, bl_value *out)
 		case 1:
 		case 2:
 			intpart = (int64_t) bl_load_be(p, 3) - 0x800000;
-			frac = (int8_t) p[3];
+			frac = p[3];		/* unsigned: negatives count down from 0x100 */
 			if (intpart < 0 && frac != 0)
 			{
 				intpart++;
@@ -71,7 +71,7 @@ decode_time2(const bl_column *col, bl_cur *c, bl_value *out)
 		case 3:
 		case 4:
 			intpart = (int64_t) bl_load_be(p, 3) - 0x800000;
-			frac = (int16_t) bl_load_be(p + 3, 2);
+			frac = (int64_t) bl_load_be(p + 3, 2);
 			if (intpart < 0 && frac != 0)
 			{
 				intpart++;

@@ -21,7 +21,7 @@
 #include "bl_cursor.h"
 #include "bl_event_types.h"
 
-typedef struct bl_charset bl_charset;
+#include "bl_charset.h"
 
 /* Column types as they appear in TABLE_MAP events. */
 typedef enum bl_mysql_type

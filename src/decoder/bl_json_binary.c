@@ -1291,6 +1291,7 @@ bl_json_path_next(bl_json_ctx *ctx, bl_json_path_iter *it, bl_json_leg *leg)
 	{
 		const uint8_t *start;
 		const uint8_t *stop;
+		bool		quoted;
 
 		it->p++;
 		bl_json_path_skip_space(it);
@@ -1298,7 +1299,8 @@ bl_json_path_next(bl_json_ctx *ctx, bl_json_path_iter *it, bl_json_leg *leg)
 			return bl_json_fail(ctx, BL_ERR_CORRUPT,
 								"bad or wildcard member in diff path");
 		bl_buf_reset(&it->scratch);
-		if (*it->p == '"')
+		quoted = (*it->p == '"');
+		if (quoted)
 		{
 			start = ++it->p;
 			while (it->p < it->end && *it->p != '"')
@@ -1319,9 +1321,10 @@ bl_json_path_next(bl_json_ctx *ctx, bl_json_path_iter *it, bl_json_leg *leg)
 				return bl_json_fail(ctx, BL_ERR_CORRUPT,
 									"empty member name in diff path");
 		}
+		/* Unquoted names may hold escapes too, but must be identifiers. */
 		if (bl_json_unescape(start, stop,
 							 it->keep_names ? &it->scratch : NULL,
-							 start[-1] != '"') != 0)
+							 !quoted) != 0)
 			return bl_json_fail(ctx, BL_ERR_CORRUPT,
 								"bad member name in diff path");
 		if (bl_buf_failed(&it->scratch))
@@ -1657,6 +1660,24 @@ bl_json_dom_to_text(bl_json_ctx *ctx, const bl_json_node *node, int depth)
 	return 0;
 }
 
+/* Nesting depth of a DOM value: 0 for a scalar, 1 for [] or {}, ... */
+static int
+bl_json_node_depth(const bl_json_node *node)
+{
+	int			deepest = 0;
+
+	if (node->kind != BL_JSON_NODE_OBJECT && node->kind != BL_JSON_NODE_ARRAY)
+		return 0;
+	for (size_t i = 0; i < node->count; i++)
+	{
+		int			d = bl_json_node_depth(node->members[i].value);
+
+		if (d > deepest)
+			deepest = d;
+	}
+	return deepest + 1;
+}
+
 /* MySQL's key order: shorter keys first, then bytewise. */
 static int
 bl_json_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
@@ -1731,6 +1752,7 @@ bl_json_dom_apply(bl_json_ctx *ctx, bl_json_node *root, const bl_json_diff *d,
 	bl_json_path_iter it;
 	bl_json_leg leg;
 	bl_json_node *parent = root;
+	int			walked = 0;
 	int			r;
 	int			rc = -1;
 
@@ -1754,10 +1776,25 @@ bl_json_dom_apply(bl_json_ctx *ctx, bl_json_node *root, const bl_json_diff *d,
 			break;
 		}
 		parent = m->value;
+		walked++;
 		r = bl_json_path_next(ctx, &it, &leg);
 	}
 	if (r != 1)
 		goto done;
+
+	/*
+	 * Keep the document within MySQL's depth limit (which it enforces when
+	 * storing the result); this also bounds the recursion of the DOM code.
+	 * The parent is at depth walked + 1.
+	 */
+	if (*value != NULL &&
+		walked + 1 + bl_json_node_depth(*value) > BL_JSON_MAX_DEPTH)
+	{
+		bl_json_fail(ctx, BL_ERR_CORRUPT,
+					 "document after the diff is nested deeper than %d levels",
+					 BL_JSON_MAX_DEPTH);
+		goto done;
+	}
 
 	switch (d->op)
 	{

@@ -13,6 +13,32 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 chmod 1777 "$OUT" 2>/dev/null || true	# the server may write files there (COPY TO)
 
+# Inputs of the tests, readable by the server (it runs as postgres):
+# BLF_SAMPLES, the shared sample binlogs (copied if postgres cannot read
+# them in place), and BLF_REGRESS_BINLOGS, the binlogs of a fixed workload
+# on a fresh MariaDB instance.
+SAMPLES=$(cd "$BLF_ROOT/.." && pwd)/shared/binlog-samples
+if [ ! -d "$SAMPLES" ]; then
+	echo "not ok - regress: ../shared/binlog-samples is missing"
+	exit 1
+fi
+if ! runuser -u postgres -- test -r "$SAMPLES/rust_mysql_common/test-data/binlogs/json.binlog.000001" 2>/dev/null; then
+	mkdir -p "$OUT/samples"
+	cp -r "$SAMPLES/." "$OUT/samples/"
+	chmod -R a+rX "$OUT/samples"
+	SAMPLES=$OUT/samples
+fi
+export BLF_SAMPLES=$SAMPLES
+
+"$BLF_ROOT/scripts/mariadb.sh" start --name regress --port 3411 --fresh >"$OUT/mariadb.out" 2>&1
+"$BLF_ROOT/scripts/mariadb.sh" sql --name regress <"$BLF_ROOT/test/regress/workload.sql"
+blf_mariadb_paths regress
+mkdir -p "$OUT/binlogs"
+cp "$MDB_DATA"/mysql-bin.[0-9]* "$OUT/binlogs/"
+chmod -R a+rX "$OUT/binlogs"
+"$BLF_ROOT/scripts/mariadb.sh" destroy --name regress >>"$OUT/mariadb.out" 2>&1
+export BLF_REGRESS_BINLOGS=$OUT/binlogs
+
 rc=0
 EXTRA_REGRESS_OPTS="${EXTRA_REGRESS_OPTS:+$EXTRA_REGRESS_OPTS }--outputdir=$OUT" \
 	make -C "$BLF_ROOT" --no-print-directory installcheck \

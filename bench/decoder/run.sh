@@ -114,10 +114,14 @@ cache_ok() {
 	EOF
 }
 
+# The instance lives in its own run directory ($BLF_RUN/bench/mdb/mariadb-bench),
+# out of reach of test/run.sh, which stops every $BLF_RUN/mariadb-* instance.
+MDB_RUN=$BLF_RUN/bench/mdb
+mdb() { BLF_RUN=$MDB_RUN BLF_LOG_DIR=$MDB_RUN/logs "$ROOT/scripts/mariadb.sh" "$@"; }
 INSTANCE_UP=0
 cleanup() {
 	if [ $INSTANCE_UP -eq 1 ]; then
-		"$ROOT/scripts/mariadb.sh" destroy --name "$NAME" >/dev/null 2>&1 || true
+		mdb destroy --name "$NAME" >/dev/null 2>&1 || true
 	fi
 }
 trap cleanup EXIT
@@ -125,30 +129,37 @@ trap cleanup EXIT
 generate() {
 	local t0 files tmp f
 	log "building the workload binlog in $CACHE (generator v$GEN_VERSION)"
-	blf_prepare_run
+	mkdir -p "$BLF_RUN/bench"
+	chmod 755 "$BLF_RUN/bench"
 	INSTANCE_UP=1
-	"$ROOT/scripts/mariadb.sh" start --fresh --name "$NAME" --port "$PORT" -- \
+	mdb start --fresh --name "$NAME" --port "$PORT" -- \
 		--innodb-flush-log-at-trx-commit=0 --sync-binlog=0 \
 		--innodb-buffer-pool-size=1G --innodb-log-file-size=512M \
 		--innodb-doublewrite=0 --max-binlog-size=256M \
 		--binlog-row-event-max-size=8192 --skip-name-resolve >&2
-	sql() { "$ROOT/scripts/mariadb.sh" sql --name "$NAME" "$@"; }
+	sql() { mdb sql --name "$NAME" "$@"; }
 	sql -e "RESET MASTER"
 	t0=$SECONDS
-	$PY "$GEN" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN | sql
+	log "running the workload (log: $MDB_RUN/workload.log)"
+	if ! $PY "$GEN" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN |
+		sql >"$MDB_RUN/workload.log" 2>&1; then
+		tail -c 600 "$MDB_RUN/workload.log" >&2
+		blf_log_tail "$MDB_RUN/mariadb-$NAME/mariadbd.log" 15
+		die "the workload failed"
+	fi
 	sql -e "FLUSH BINARY LOGS"
 	log "workload ran in $((SECONDS - t0)) s"
 	# every binlog but the last (empty, just opened by FLUSH)
 	files=$(sql -N -B -e "SHOW BINARY LOGS" | awk '{print $1}' | sed '$d')
 	[ -n "$files" ] || die "no binlog files"
-	blf_mariadb_paths "$NAME"
 	tmp=$CACHE.tmp.$$
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	for f in $files; do
-		cp "$MDB_DATA/$f" "$tmp/"
+		cp "$MDB_RUN/mariadb-$NAME/$f" "$tmp/"
 	done
-	"$ROOT/scripts/mariadb.sh" destroy --name "$NAME" >&2
+	mdb stop --name "$NAME" >&2
+	mdb destroy --name "$NAME" >&2
 	INSTANCE_UP=0
 
 	# counts: binlogcat --count, and mariadb-binlog's row lines

@@ -416,6 +416,8 @@ bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
 	ev = mariadb_rpl_fetch(src->rpl, src->event);
 	if (ev == NULL)
 	{
+		/* the library frees the event it was given when it fails */
+		src->event = NULL;
 		if (mysql_errno(src->conn) == 0)
 			return 0;			/* end of binlog (non-blocking dump) */
 		if (err)

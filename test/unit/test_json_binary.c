@@ -279,6 +279,24 @@ j_obj(bool large, int n,...)
 	return j_container(large, n, keys, kids);
 }
 
+/* A packed (length-encoded) integer of the MySQL protocol. */
+static void
+tb_packed(tbuf *b, size_t n)
+{
+	if (n < 251)
+		tb_u8(b, (uint8_t) n);
+	else if (n < 65536)
+	{
+		tb_u8(b, 252);
+		tb_le(b, n, 2);
+	}
+	else
+	{
+		tb_u8(b, 253);
+		tb_le(b, n, 3);
+	}
+}
+
 /* One diff of a diff vector. */
 static void
 d_add(tbuf *v, int op, const char *path, const tbuf *value)
@@ -286,17 +304,11 @@ d_add(tbuf *v, int op, const char *path, const tbuf *value)
 	size_t		pl = strlen(path);
 
 	tb_u8(v, (uint8_t) op);
-	tb_u8(v, (uint8_t) pl);		/* paths here are < 251 bytes */
+	tb_packed(v, pl);
 	tb_put(v, path, pl);
 	if (op != 2)
 	{
-		if (value->n < 251)
-			tb_u8(v, (uint8_t) value->n);
-		else
-		{
-			tb_u8(v, 252);
-			tb_le(v, value->n, 2);
-		}
+		tb_packed(v, value->n);
 		tb_put(v, value->d, value->n);
 	}
 }
@@ -1214,6 +1226,9 @@ check_apply(const char *name, const tbuf *doc, const char *want, int ndiffs,...)
 			BL_FAIL("rc %d, text %s", rc, text ? text : "(none)");
 		else if (err.code != BL_ERR_CORRUPT)
 			BL_FAIL("error %s: %s", bl_errcode_name(err.code), err.message);
+		else if (strstr(err.message, "diff path") != NULL &&
+				 strstr(err.message, "not found") == NULL)
+			BL_FAIL("failed on the path syntax: %s", err.message);
 	}
 	else if (rc != 0)
 		BL_FAIL("rc %d: %s", rc, err.message);

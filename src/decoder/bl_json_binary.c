@@ -26,6 +26,7 @@
  */
 #include "bl_json_binary.h"
 
+#include "bl_charset.h"
 #include "bl_cursor.h"
 
 #include <float.h>
@@ -240,149 +241,11 @@ bl_json_sext(uint64_t v, int bits)
  * ----------------------------------------------------------------
  */
 
-/*
- * Length of the well-formed UTF-8 sequence at p (at most n bytes), or 0
- * if it is ill-formed; *bad is set to the length of its maximal valid
- * prefix (at least 1) to skip in that case.
- */
-static size_t
-bl_json_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
-{
-	uint8_t		b0 = p[0];
-	size_t		need;
-	uint8_t		lo = 0x80,
-				hi = 0xBF;
-
-	*bad = 1;
-	if (b0 < 0x80)
-		return 1;
-	if (b0 >= 0xC2 && b0 <= 0xDF)
-		need = 2;
-	else if (b0 >= 0xE0 && b0 <= 0xEF)
-	{
-		need = 3;
-		if (b0 == 0xE0)
-			lo = 0xA0;
-		else if (b0 == 0xED)
-			hi = 0x9F;
-	}
-	else if (b0 >= 0xF0 && b0 <= 0xF4)
-	{
-		need = 4;
-		if (b0 == 0xF0)
-			lo = 0x90;
-		else if (b0 == 0xF4)
-			hi = 0x8F;
-	}
-	else
-		return 0;
-
-	for (size_t i = 1; i < need; i++)
-	{
-		if (i >= n || p[i] < lo || p[i] > hi)
-		{
-			*bad = i;
-			return 0;
-		}
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return need;
-}
-
-/*
- * JSON string body escaping (no quotes), following MySQL's double_quote():
- * '"' and '\\' and \b \f \n \r \t escaped, other characters below 0x20 as
- * \u00xx (DEL is left as is); invalid UTF-8 becomes U+FFFD.
- *
- * TODO: switch to bl_json_escape_utf8() from bl_charset.h once it exists.
- */
-static void
-bl_json_binary_escape(const uint8_t *in, size_t len, bl_buf *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t		i = 0;
-
-	while (i < len)
-	{
-		size_t		run = i;
-		uint8_t		c;
-
-		/* Copy a run of plain printable ASCII at once. */
-		while (run < len && in[run] >= 0x20 && in[run] < 0x80 &&
-			   in[run] != '"' && in[run] != '\\')
-			run++;
-		if (run > i)
-		{
-			bl_buf_append(out, in + i, run - i);
-			i = run;
-			if (i >= len)
-				break;
-		}
-
-		c = in[i];
-		if (c < 0x80)
-		{
-			char		esc[6] = {'\\', 0, 0, 0, 0, 0};
-			size_t		n = 2;
-
-			switch (c)
-			{
-				case '"':
-				case '\\':
-					esc[1] = (char) c;
-					break;
-				case '\b':
-					esc[1] = 'b';
-					break;
-				case '\f':
-					esc[1] = 'f';
-					break;
-				case '\n':
-					esc[1] = 'n';
-					break;
-				case '\r':
-					esc[1] = 'r';
-					break;
-				case '\t':
-					esc[1] = 't';
-					break;
-				default:
-					esc[1] = 'u';
-					esc[2] = '0';
-					esc[3] = '0';
-					esc[4] = hex[c >> 4];
-					esc[5] = hex[c & 15];
-					n = 6;
-					break;
-			}
-			bl_buf_append(out, esc, n);
-			i++;
-		}
-		else
-		{
-			size_t		bad;
-			size_t		n = bl_json_utf8_seq(in + i, len - i, &bad);
-
-			if (n > 0)
-			{
-				bl_buf_append(out, in + i, n);
-				i += n;
-			}
-			else
-			{
-				bl_buf_append(out, "\xEF\xBF\xBD", 3);
-				i += bad;
-			}
-		}
-	}
-}
-
 static void
 bl_json_put_string(bl_buf *out, const uint8_t *s, size_t n)
 {
 	bl_buf_putc(out, '"');
-	bl_json_binary_escape(s, n, out);
+	bl_json_escape_utf8(s, n, out);
 	bl_buf_putc(out, '"');
 }
 

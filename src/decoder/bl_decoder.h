@@ -218,6 +218,8 @@ typedef struct bl_rows_event
 	const uint8_t *present_after;
 	uint32_t	npresent_before;
 	uint32_t	npresent_after;
+	const uint8_t *rows_data;	/* all row data of the event */
+	size_t		rows_len;
 	bl_cur		rows;			/* remaining row data */
 	uint32_t	row_index;
 	uint64_t	pos;			/* position of the event, for errors */
@@ -431,6 +433,22 @@ extern uint8_t bl_decoder_checksum_alg(const bl_decoder *dec);
 
 /* Lookup of a mapped table by id (NULL if unknown). */
 extern const bl_table *bl_decoder_table(const bl_decoder *dec, uint64_t table_id);
+
+/*
+ * Canonical events (bl_serialize.c): a table map and a rows event written
+ * back as self-contained binlog events (no checksum), so that they can be
+ * stored and decoded later by a decoder in canonical format:
+ *   - the table map carries every piece of optional metadata the decoder
+ *	   knows (names, signedness, charsets, ENUM/SET strings, key,
+ *	   visibility, geometry and vector details), whether it came from the
+ *	   binlog or from the schema provider;
+ *   - the rows event is decompressed, its extra data dropped, and it
+ *	   refers to the table by `table_id`.
+ */
+extern int	bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out);
+extern int	bl_rows_serialize(const bl_event *ev, uint64_t table_id, bl_buf *out);
+/* Set up a decoder to read canonical events (no FORMAT_DESCRIPTION). */
+extern void bl_decoder_set_canonical_format(bl_decoder *dec);
 
 /* Low level helpers shared by the decoder files. */
 extern uint32_t bl_crc32(uint32_t crc, const uint8_t *data, size_t len);

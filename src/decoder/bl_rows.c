@@ -121,6 +121,8 @@ bl_decode_rows_event(bl_decoder *dec, bl_event *ev, bl_error *err)
 	}
 	else
 		r->rows = c;
+	r->rows_data = r->rows.pos;
+	r->rows_len = bl_cur_left(&r->rows);
 
 	r->table = bl_decoder_table(dec, r->table_id);
 	if (r->table == NULL)

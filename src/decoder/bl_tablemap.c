@@ -31,6 +31,8 @@
 #define OM_ENUM_AND_SET_COLUMN_CHARSET	11
 #define OM_COLUMN_VISIBILITY			12
 #define OM_VECTOR_DIMENSIONALITY		13
+#define OM_PRIVATE_CHARSET_NAMES		200 /* binlog_fdw's own, see
+											 * bl_serialize.c */
 
 /*
  * When the cache holds more than this many tables, it is emptied at the
@@ -567,6 +569,24 @@ read_optional_metadata(bl_decoder *dec, bl_table *t, bl_cur *c, bl_event *ev,
 			case OM_COLUMN_VISIBILITY:
 				for (uint32_t i = 0; i < t->ncols; i++)
 					t->cols[i].visible = msb_bit(f.pos, flen, i);
+				break;
+			case OM_PRIVATE_CHARSET_NAMES:
+				/* binlog_fdw's canonical table maps: charsets by name */
+				for (uint32_t i = 0; i < t->ncols && ok && bl_cur_left(&f) > 0; i++)
+				{
+					uint64_t	len = bl_cur_packed(&f);
+					const uint8_t *s = bl_cur_take(&f, (size_t) len);
+					char		name[64];
+
+					if (s == NULL || len >= sizeof(name))
+						ok = false;
+					else if (len > 0 && t->cols[i].charset == NULL)
+					{
+						memcpy(name, s, (size_t) len);
+						name[len] = '\0';
+						t->cols[i].charset = bl_charset_by_name(name);
+					}
+				}
 				break;
 			case OM_VECTOR_DIMENSIONALITY:
 				for (uint32_t i = 0; i < t->ncols && bl_cur_left(&f) > 0; i++)

@@ -127,6 +127,7 @@ typedef struct blpg_slot
 typedef struct blpg_shared_state
 {
 	LWLock		lock;
+	int			tranche_id;
 	int			max_sources;
 	uint64		ring_size;
 	blpg_slot	slots[FLEXIBLE_ARRAY_MEMBER];

@@ -34,6 +34,9 @@ typedef enum output_mode
 typedef struct cat_state
 {
 	output_mode mode;
+	bool		roundtrip;		/* re-decode rows events from canonical form */
+	bl_decoder *canon;			/* decoder of the canonical events */
+	bl_buf		canon_buf;
 	bl_jsonl_options jopts;
 	bl_buf		out;
 	bl_buf		scratch;
@@ -98,10 +101,48 @@ consume_values(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
 	return rc < 0 ? -1 : 0;
 }
 
+/*
+ * --canonical-roundtrip: write a rows event and its table map as canonical
+ * events and decode those instead (a check of bl_serialize.c: the output
+ * must equal the direct decoding).
+ */
+static int
+roundtrip_rows(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
+{
+	bl_event	tm;
+	size_t		tm_len;
+	uint64_t	pos = ev->pos,
+				next = ev->next_pos;
+	uint32_t	ts = ev->timestamp,
+				sid = ev->server_id;
+	bool		in_payload = ev->in_payload;
+
+	if (ev->u.rows.table == NULL)
+		return 0;
+	bl_buf_reset(&st->canon_buf);
+	if (bl_table_serialize(ev->u.rows.table, ev->u.rows.table->version, &st->canon_buf) != 0)
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	tm_len = st->canon_buf.len;
+	if (bl_rows_serialize(ev, ev->u.rows.table->version, &st->canon_buf) != 0)
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	bl_decoder_set_file(st->canon, bl_decoder_file(dec), strlen(bl_decoder_file(dec)));
+	if (bl_decode_event(st->canon, (const uint8_t *) st->canon_buf.data, tm_len, pos, &tm, err) != 0 ||
+		bl_decode_event(st->canon, (const uint8_t *) st->canon_buf.data + tm_len,
+						st->canon_buf.len - tm_len, pos, ev, err) != 0)
+		return -1;
+	ev->next_pos = (uint32_t) next;
+	ev->timestamp = ts;
+	ev->server_id = sid;
+	ev->in_payload = in_payload;
+	return 0;
+}
+
 static int
 handle_event(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
 {
 	st->events++;
+	if (st->roundtrip && bl_event_is_rows(ev->type) && roundtrip_rows(st, dec, ev, err) != 0)
+		return -1;
 	if (bl_event_type_name(ev->type) == NULL)
 	{
 		st->unknown++;
@@ -310,6 +351,8 @@ usage(FILE *to)
 			"  --count                count events and rows\n"
 			"  --stats                print statistics to stderr at the end\n"
 			"  --quiet                no warnings on stderr\n"
+			"  --canonical-roundtrip  decode rows events through their canonical form\n"
+			"                         (self-check of the change store's encoding)\n"
 			"\n"
 			"Files:\n"
 			"  --no-follow            do not follow ROTATE events to the next file\n"
@@ -339,7 +382,7 @@ main(int argc, char **argv)
 		OPT_QUIET, OPT_NO_FOLLOW, OPT_START_POS, OPT_STOP_POS, OPT_NO_VERIFY,
 		OPT_HOST, OPT_PORT, OPT_USER, OPT_PASSWORD, OPT_SERVER_ID, OPT_START,
 		OPT_UNTIL_END, OPT_HEARTBEAT, OPT_SSL_MODE, OPT_SSL_CA, OPT_SSL_CERT,
-		OPT_SSL_KEY, OPT_SCHEMA_FROM_SERVER, OPT_HELP
+		OPT_SSL_KEY, OPT_SCHEMA_FROM_SERVER, OPT_ROUNDTRIP, OPT_HELP
 	};
 	static const struct option longopts[] = {
 		{"rows-only", no_argument, NULL, OPT_ROWS_ONLY},
@@ -365,6 +408,7 @@ main(int argc, char **argv)
 		{"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
 		{"ssl-key", required_argument, NULL, OPT_SSL_KEY},
 		{"schema-from-server", no_argument, NULL, OPT_SCHEMA_FROM_SERVER},
+		{"canonical-roundtrip", no_argument, NULL, OPT_ROUNDTRIP},
 		{"help", no_argument, NULL, OPT_HELP},
 		{NULL, 0, NULL, 0}
 	};
@@ -462,6 +506,9 @@ main(int argc, char **argv)
 			case OPT_SCHEMA_FROM_SERVER:
 				schema_from_server = true;
 				break;
+			case OPT_ROUNDTRIP:
+				st.roundtrip = true;
+				break;
 			case 'h':
 			case OPT_HELP:
 				usage(stdout);
@@ -502,6 +549,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	sopts.flush_each = st.mode == OUT_JSONL && !sopts.until_end;
+	if (st.roundtrip)
+	{
+		st.canon = bl_decoder_create(NULL);
+		if (st.canon == NULL)
+			return 1;
+		bl_decoder_set_canonical_format(st.canon);
+		bl_buf_init(&st.canon_buf);
+	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (optind < argc)
@@ -528,6 +583,11 @@ main(int argc, char **argv)
 				secs > 0 ? (double) st.bytes / secs / 1e6 : 0.0);
 	}
 	bl_decoder_destroy(dec);
+	if (st.canon)
+	{
+		bl_decoder_destroy(st.canon);
+		bl_buf_free(&st.canon_buf);
+	}
 	if (schema)
 		bl_schema_cache_destroy(schema);
 	bl_buf_free(&st.out);

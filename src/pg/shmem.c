@@ -1,0 +1,186 @@
+/*
+ * shmem.c
+ *	  binlog_fdw's shared memory: the slot array and the rings, allocated at
+ *	  server start, and slot allocation by foreign server (see blpg_shmem.h
+ *	  for the locking rules).
+ */
+#include "binlog_fdw.h"
+#include "blpg_shmem.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+
+blpg_shared_state *blpg_shared = NULL;
+int			blpg_max_sources = 4;
+int			blpg_ring_size_kb = 16 * 1024;
+
+const char *
+blpg_state_name(blpg_worker_state state)
+{
+	switch (state)
+	{
+		case BLPG_STATE_STOPPED:
+			return "stopped";
+		case BLPG_STATE_STARTING:
+			return "starting";
+		case BLPG_STATE_CONNECTING:
+			return "connecting";
+		case BLPG_STATE_STREAMING:
+			return "streaming";
+		case BLPG_STATE_RING_FULL:
+			return "ring full";
+		case BLPG_STATE_RECONNECTING:
+			return "reconnecting";
+		case BLPG_STATE_ERROR:
+			return "error";
+	}
+	return "unknown";
+}
+
+static Size
+ring_bytes(void)
+{
+	return (Size) blpg_ring_size_kb * 1024;
+}
+
+static Size
+shared_size(void)
+{
+	Size		size;
+
+	size = add_size(offsetof(blpg_shared_state, slots),
+					mul_size(blpg_max_sources, sizeof(blpg_slot)));
+	size = add_size(size, mul_size(blpg_max_sources, ring_bytes()));
+	return size;
+}
+
+void
+blpg_shmem_request(void)
+{
+	RequestAddinShmemSpace(shared_size());
+}
+
+void
+blpg_shmem_startup(void)
+{
+	bool		found;
+	char	   *rings;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	blpg_shared = ShmemInitStruct("binlog_fdw", shared_size(), &found);
+	rings = (char *) blpg_shared + offsetof(blpg_shared_state, slots) +
+		sizeof(blpg_slot) * blpg_max_sources;
+	if (!found)
+	{
+		memset(blpg_shared, 0, offsetof(blpg_shared_state, slots) +
+			   sizeof(blpg_slot) * blpg_max_sources);
+		blpg_shared->tranche_id = LWLockNewTrancheId();
+		LWLockInitialize(&blpg_shared->lock, blpg_shared->tranche_id);
+		blpg_shared->max_sources = blpg_max_sources;
+		blpg_shared->ring_size = ring_bytes();
+		for (int i = 0; i < blpg_max_sources; i++)
+		{
+			blpg_slot  *slot = &blpg_shared->slots[i];
+
+			LWLockInitialize(&slot->lock, blpg_shared->tranche_id);
+			ConditionVariableInit(&slot->put_cv);
+			ConditionVariableInit(&slot->space_cv);
+			slot->ring_size = ring_bytes();
+		}
+	}
+	LWLockRegisterTranche(blpg_shared->tranche_id, "binlog_fdw");
+	/* every process maps the rings at the same address, but compute it */
+	for (int i = 0; i < blpg_max_sources; i++)
+		blpg_shared->slots[i].ring = rings + (Size) i * ring_bytes();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+blpg_require_shmem(void)
+{
+	if (blpg_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("binlog_fdw must be loaded via shared_preload_libraries"),
+				 errhint("Add binlog_fdw to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+blpg_slot *
+blpg_find_slot(Oid dboid, Oid serverid)
+{
+	blpg_slot  *found = NULL;
+
+	blpg_require_shmem();
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	for (int i = 0; i < blpg_shared->max_sources; i++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[i];
+
+		if (slot->in_use && slot->dboid == dboid && slot->serverid == serverid)
+		{
+			found = slot;
+			break;
+		}
+	}
+	LWLockRelease(&blpg_shared->lock);
+	return found;
+}
+
+blpg_slot *
+blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
+{
+	blpg_slot  *found = NULL;
+
+	blpg_require_shmem();
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < blpg_shared->max_sources && !found; i++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[i];
+
+		if (slot->in_use && slot->dboid == dboid && slot->serverid == serverid)
+			found = slot;
+	}
+	for (int i = 0; i < blpg_shared->max_sources && !found; i++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[i];
+
+		if (!slot->in_use)
+		{
+			found = slot;
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			slot->in_use = true;
+			slot->dboid = dboid;
+			slot->serverid = serverid;
+			strlcpy(slot->server_name, name, NAMEDATALEN);
+			slot->worker_pid = 0;
+			slot->state = BLPG_STATE_STOPPED;
+			slot->stop_requested = false;
+			slot->rewind_requested = false;
+			slot->last_error[0] = '\0';
+			slot->last_error_time = 0;
+			memset(&slot->read, 0, sizeof(slot->read));
+			memset(&slot->acked, 0, sizeof(slot->acked));
+			LWLockRelease(&slot->lock);
+		}
+	}
+	LWLockRelease(&blpg_shared->lock);
+	if (found == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no free binlog_fdw source slot for server \"%s\"", name),
+				 errdetail("All %d slots (binlog_fdw.max_sources) are in use.",
+						   blpg_shared->max_sources),
+				 errhint("Stop another source, or raise binlog_fdw.max_sources and restart the server.")));
+	return found;
+}
+
+void
+blpg_release_slot(blpg_slot *slot)
+{
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	slot->in_use = false;
+	slot->serverid = InvalidOid;
+	LWLockRelease(&blpg_shared->lock);
+}

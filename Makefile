@@ -73,7 +73,8 @@ check-unit: $(UNIT_TESTS)
 	done; exit $$rc
 
 FUZZ_TARGETS = $(patsubst test/fuzz/%.c,build/fuzz/%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
-build/fuzz/%: test/fuzz/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h)
+build/fuzz/%: test/fuzz/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) \
+		$(wildcard test/fuzz/*.h) test/unit/bl_json_check.h
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) -lzstd -lz -lm

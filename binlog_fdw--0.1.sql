@@ -33,3 +33,130 @@ COMMENT ON FUNCTION read_binlog(text, boolean) IS
 -- Reading server files is for pg_read_server_files members only; the
 -- function checks that too, so granting EXECUTE alone exposes nothing.
 REVOKE ALL ON FUNCTION read_binlog(text, boolean) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Sources: foreign servers of the binlog_fdw wrapper
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION binlog_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+CREATE FUNCTION binlog_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER binlog_fdw
+  HANDLER binlog_fdw_handler
+  VALIDATOR binlog_fdw_validator;
+
+-- Where each source resumes: the start of the first transaction not fully
+-- acknowledged, and how many of its changes were.  Written by ack() (and by
+-- apply) in the caller's transaction.
+CREATE TABLE source_state (
+    srvid oid PRIMARY KEY,
+    server_name text NOT NULL,
+    file text,
+    pos bigint,
+    skip bigint NOT NULL DEFAULT 0,
+    gtid text,
+    gtid_state text,
+    updated_at timestamptz
+);
+REVOKE ALL ON source_state FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('source_state', '');
+
+CREATE FUNCTION start(server text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'binlog_fdw_start' LANGUAGE C STRICT;
+COMMENT ON FUNCTION start(text) IS
+  'start streaming a source (it starts again with the server); returns the worker pid';
+
+CREATE FUNCTION stop(server text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'binlog_fdw_stop' LANGUAGE C STRICT;
+
+CREATE FUNCTION reset(server text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'binlog_fdw_reset' LANGUAGE C STRICT;
+COMMENT ON FUNCTION reset(text) IS
+  'forget a stopped source''s position: its next start uses the "start" option';
+
+-- ---------------------------------------------------------------------
+-- Consuming changes: get / ack / rollback
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION get(
+    server text,
+    max_changes integer DEFAULT 1000,
+    timeout_ms integer DEFAULT 0,
+    OUT batch_id bigint,
+    OUT seq bigint,
+    OUT file text,
+    OUT pos bigint,
+    OUT next_pos bigint,
+    OUT gtid text,
+    OUT xid bigint,
+    OUT commit_time timestamptz,
+    OUT event_time timestamptz,
+    OUT server_id bigint,
+    OUT schema_name text,
+    OUT table_name text,
+    OUT op text,
+    OUT pk_columns text[],
+    OUT primary_key jsonb,
+    OUT before jsonb,
+    OUT after jsonb,
+    OUT ddl text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_get' LANGUAGE C;
+
+CREATE FUNCTION ack(server text, batch_id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'binlog_fdw_ack' LANGUAGE C STRICT;
+
+CREATE FUNCTION rollback(server text, batch_id bigint DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'binlog_fdw_rollback' LANGUAGE C;
+
+-- ---------------------------------------------------------------------
+-- Status
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION status(
+    OUT server text,
+    OUT worker_pid integer,
+    OUT state text,
+    OUT connected_since timestamptz,
+    OUT source_version text,
+    OUT binlog_format text,
+    OUT read_file text,
+    OUT read_pos bigint,
+    OUT acked_file text,
+    OUT acked_pos bigint,
+    OUT acked_skip bigint,
+    OUT acked_gtid text,
+    OUT gtid_state text,
+    OUT lag_seconds double precision,
+    OUT ring_bytes_used bigint,
+    OUT ring_bytes_total bigint,
+    OUT ring_entries bigint,
+    OUT changes_unacked bigint,
+    OUT changes_per_sec double precision,
+    OUT changes_total bigint,
+    OUT acked_seq bigint,
+    OUT batches_out integer,
+    OUT last_heartbeat timestamptz,
+    OUT last_error text,
+    OUT last_error_time timestamptz,
+    OUT worker_peak_rss_kb bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
+
+CREATE VIEW status AS SELECT * FROM status();
+
+-- Functions are for the roles the owner grants them to.
+REVOKE ALL ON FUNCTION start(text), stop(text), reset(text),
+    get(text, integer, integer), ack(text, bigint), rollback(text, bigint),
+    status() FROM PUBLIC;
+REVOKE ALL ON status FROM PUBLIC;

@@ -1,19 +1,44 @@
 /*
  * binlog_fdw.c
  *	  Module entry point of binlog_fdw: library load (_PG_init), where the
- *	  configuration parameters are defined and the prefix "binlog_fdw" is
- *	  reserved.
+ *	  configuration parameters are defined, the prefix "binlog_fdw" is
+ *	  reserved, and, when preloaded, shared memory is requested and the
+ *	  launcher registered.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
 #include "bl_charset.h"
+#include "blpg_shmem.h"
+#include "blpg_worker.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	blpg_shmem_request();
+}
+
+static void
+shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	blpg_shmem_startup();
+}
 
 void
 _PG_init(void)
@@ -21,5 +46,27 @@ _PG_init(void)
 	/* jsonb cannot store U+0000: row images show it as U+FFFD */
 	bl_json_nul_as_replacement = true;
 
+	DefineCustomIntVariable("binlog_fdw.max_sources",
+							"Maximum number of sources that can be started at once.",
+							"Each source has a ring of binlog_fdw.ring_size bytes in shared memory.",
+							&blpg_max_sources,
+							4, 1, 1024,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.ring_size",
+							"Size of each source's ring of changes in shared memory.",
+							"Changes stay in the ring until acknowledged; when it is full the source waits.",
+							&blpg_ring_size_kb,
+							16 * 1024, 64, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("binlog_fdw");
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
+	blpg_register_launcher();
 }

@@ -67,25 +67,9 @@ def build_facts(root, binlogcat):
     return facts
 
 
-def read_times(work, runs):
-    """{tool: {"best": s, "mean": s, "stddev": s, "runs": [..]}}"""
-    out = {}
-    hf = os.path.join(work, "hyperfine.json")
-    if os.path.exists(hf):
-        for r in json.load(open(hf))["results"]:
-            out[r["command"]] = {"best": r["min"], "mean": r["mean"],
-                                 "stddev": r.get("stddev"), "runs": r["times"]}
-        return out
-    with open(os.path.join(work, "loop.txt")) as f:
-        for line in f:
-            tool, s = line.split()
-            out.setdefault(tool, {"runs": []})["runs"].append(float(s))
-    for v in out.values():
-        t = v["runs"]
-        v["best"], v["mean"] = min(t), sum(t) / len(t)
-        m = v["mean"]
-        v["stddev"] = (sum((x - m) ** 2 for x in t) / max(1, len(t) - 1)) ** 0.5
-    return out
+def read_times(work):
+    """times.json of timeit.py: {tool: {best, mean, stddev, best_cpu, runs: [...]}}"""
+    return json.load(open(os.path.join(work, "times.json")))["results"]
 
 
 def read_time_v(path):
@@ -107,6 +91,21 @@ def read_time_v(path):
         "sys_s": float(sysm.group(1)) if sysm else None,
         "exit_status": int(status.group(1)) if status else None,
     }
+
+
+def busy_warning(timing):
+    """A note when other processes loaded the machine during the timing."""
+    try:
+        before = float(timing["loadavg_before"].split()[0])
+        after = float(timing["loadavg_after"].split()[0])
+    except (AttributeError, ValueError, IndexError, KeyError):
+        return ""
+    # our own single-threaded runs add about 1 to the load average
+    if max(before, after - 1) > 0.5:
+        return ("The machine was shared (load average up to %.1f on %d CPUs): figures may be "
+                "pessimistic; compare the tools within this run, not across runs." % (
+                    max(before, after), os.cpu_count() or 0))
+    return ""
 
 
 def fmt_int(n):
@@ -147,7 +146,7 @@ def main_report(a):
     date = os.environ["BENCH_DATE"]
     root = os.environ["BENCH_ROOT"]
     cmds = json.loads(os.environ["BENCH_CMDS_JSON"])
-    times = read_times(a.work, runs)
+    times = read_times(a.work)
     nbytes = sum(f["bytes"] for f in meta["files"])
     rows = meta["binlogcat_count"]["rows"]
     mbc = meta["mariadb_binlog_count"]
@@ -166,14 +165,14 @@ def main_report(a):
             "command": cmds[tool],
             "seconds": round(t["best"], 4),
             "seconds_mean": round(t["mean"], 4),
-            "seconds_stddev": round(t["stddev"], 4) if t["stddev"] is not None else None,
-            "runs": [round(x, 4) for x in t["runs"]],
+            "seconds_stddev": round(t["stddev"], 4),
+            "runs": [round(r["wall"], 4) for r in t["runs"]],
             "rows_per_s": rows / t["best"],
             "mb_per_s": nbytes / 1e6 / t["best"],
-            "peak_rss_kb": tv["peak_rss_kb"],
-            "user_s": tv["user_s"],
-            "sys_s": tv["sys_s"],
-            "exit_status": tv["exit_status"],
+            "cpu_seconds": round(t["best_cpu"], 3),
+            "rows_per_cpu_s": round(rows / t["best_cpu"]),
+            "peak_rss_kb": t["maxrss_kb"],
+            "peak_rss_kb_time_v": tv["peak_rss_kb"],
         })
     base = next(r for r in results if r["tool"] == "mariadb-binlog")
     for r in results:
@@ -211,21 +210,23 @@ def main_report(a):
             "row_changes_mariadb_binlog": mbc,
             "counts_agree": counts_ok,
         },
-        "timing": {"method": "hyperfine -N, 1 warmup" if os.path.exists(
-            os.path.join(a.work, "hyperfine.json")) else "shell loop, 1 warmup",
-            "runs": runs, "statistic": "best (min) wall-clock seconds, page cache warm",
-            "pinned": "taskset -c %s" % os.environ.get("BENCH_CPU", "0")},
+        "timing": {"method": "timeit.py: 1 warmup round, then rounds of the tools interleaved",
+                   "runs": runs, "statistic": "best (min) wall-clock seconds, page cache warm",
+                   "pinned": "taskset -c %s" % os.environ.get("BENCH_CPU", "0"),
+                   "loadavg_before": os.environ.get("BENCH_LOAD_BEFORE"),
+                   "loadavg_after": os.environ.get("BENCH_LOAD_AFTER")},
         "results": results,
         "binlogcat_values_internal": vstats,
         "targets": targets,
     }
 
     # ---- table ----
-    hdr = ("tool", "seconds", "rows/s", "MB/s", "x mariadb-binlog", "peak RSS MB")
+    hdr = ("tool", "seconds", "rows/s", "MB/s", "x mariadb-binlog", "CPU s", "peak RSS MB")
     lines = []
     for r in results:
         lines.append((LABELS[r["tool"]], "%.3f" % r["seconds"], fmt_int(r["rows_per_s"]),
                       "%.1f" % r["mb_per_s"], "%.2f" % r["speedup_vs_mariadb_binlog"],
+                      "%.3f" % r["cpu_seconds"],
                       "%.1f" % (r["peak_rss_kb"] / 1024) if r["peak_rss_kb"] else "?"))
     w = [max(len(x[i]) for x in [hdr] + lines) for i in range(len(hdr))]
     print()
@@ -237,6 +238,9 @@ def main_report(a):
                                     fmt_int(meta["workload"]["deleted"]),
                                     fmt_int(doc["workload"]["events"]), nbytes / 1e6,
                                     len(meta["files"])))
+    busy = busy_warning(doc["timing"])
+    if busy:
+        print("NOTE: " + busy)
     if not counts_ok:
         print("WARNING: row counts disagree: binlogcat %d, mariadb-binlog %s, expected %d"
               % (rows, mbc, a.expected_rows))
@@ -271,13 +275,16 @@ def main_report(a):
                   fmt_int(doc["workload"]["events"]), nbytes / 1e6, len(meta["files"]),
                   "agree with mariadb-binlog" if counts_ok else
                   "**DISAGREE** (binlogcat %d, mariadb-binlog %d)" % (rows, mb_rows)))
-    md.append("Best of %d wall-clock runs (%s), page cache warm.\n" % (runs, doc["timing"]["method"]))
-    md.append("| tool | seconds | rows/s | MB/s | × mariadb-binlog | peak RSS |")
-    md.append("|---|---:|---:|---:|---:|---:|")
+    md.append("Best of %d wall-clock runs, tools interleaved round by round, page cache warm; "
+              "load average %s before, %s after.%s\n" % (
+                  runs, doc["timing"]["loadavg_before"], doc["timing"]["loadavg_after"],
+                  (" " + busy) if busy else ""))
+    md.append("| tool | seconds | rows/s | MB/s | × mariadb-binlog | CPU s (best) | peak RSS |")
+    md.append("|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        md.append("| %s | %.3f | %s | %.1f | %.2f | %.1f MB |" % (
+        md.append("| %s | %.3f | %s | %.1f | %.2f | %.3f | %.1f MB |" % (
             LABELS[r["tool"]], r["seconds"], fmt_int(r["rows_per_s"]), r["mb_per_s"],
-            r["speedup_vs_mariadb_binlog"], (r["peak_rss_kb"] or 0) / 1024))
+            r["speedup_vs_mariadb_binlog"], r["cpu_seconds"], (r["peak_rss_kb"] or 0) / 1024))
     md.append("")
     if vstats:
         md.append("binlogcat --values' own timer (no exec/startup): %.3f s, %s rows/s.\n"

@@ -11,11 +11,13 @@
 #    $BLF_RUN/bench/decoder-g<version>-.../ (never committed) and reused while
 #    the generator version and sizes match.  The instance is destroyed after.
 # 2. Times on those files, pinned to one core (taskset -c $BENCH_CPU),
-#    best of $BENCH_RUNS (hyperfine):
+#    best of $BENCH_RUNS rounds (timeit.py: the tools interleaved A B C A B C,
+#    so bursts of load from other processes on a shared machine hit all alike):
 #      binlogcat --values     decode every row to values, format each value
 #      binlogcat --rows-only  JSON lines to /dev/null
 #      mariadb-binlog --verbose --base64-output=decode-rows  to /dev/null
-#    plus one /usr/bin/time -v run of each for peak RSS.
+#    with user/system CPU seconds and peak RSS of every run (wait4), plus
+#    one /usr/bin/time -v run of each as a cross-check of the RSS.
 # 3. Prints a table and writes bench/results/decoder-<date>.{json,md} and
 #    bench/results/decoder.png (gnuplot).
 # 4. Checks the targets: --values >= 5x mariadb-binlog's rows/s, and
@@ -89,7 +91,6 @@ apt_install() {
 		{ apt-get update -qq >/dev/null 2>&1 &&
 			DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1; }
 }
-command -v hyperfine >/dev/null || apt_install hyperfine || log "no hyperfine: timing with a shell loop"
 [ -x /usr/bin/time ] || apt_install time || die "needs /usr/bin/time (apt-get install time)"
 command -v gnuplot >/dev/null || apt_install gnuplot-nox || log "no gnuplot: no PNG chart"
 command -v taskset >/dev/null || die "needs taskset (util-linux)"
@@ -214,41 +215,38 @@ CMDS=("$CMD_VALUES" "$CMD_JSONL" "$CMD_MB")
 # warm the page cache
 cat "${FILES[@]}" >/dev/null
 
-if command -v hyperfine >/dev/null; then
-	log "timing: hyperfine, $RUNS runs + 1 warmup each, pinned to CPU $CPU"
-	hf=(hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/hyperfine.json" --style basic)
-	for i in "${!TOOLS[@]}"; do
-		hf+=(-n "${TOOLS[$i]}" "${PIN[*]} ${CMDS[$i]}")
-	done
-	"${hf[@]}" >&2
-else
-	log "timing: shell loop, best of $RUNS, pinned to CPU $CPU"
-	: >"$WORK/loop.txt"
-	for i in "${!TOOLS[@]}"; do
-		# shellcheck disable=SC2086
-		"${PIN[@]}" ${CMDS[$i]} >/dev/null
-		for _ in $(seq "$RUNS"); do
-			s=$(date +%s.%N)
-			# shellcheck disable=SC2086
-			"${PIN[@]}" ${CMDS[$i]} >/dev/null
-			e=$(date +%s.%N)
-			echo "${TOOLS[$i]} $(echo "$e - $s" | bc -l)" >>"$WORK/loop.txt"
-		done
-	done
-fi
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+log "timing: $RUNS rounds + 1 warmup, tools interleaved, pinned to CPU $CPU (load average $LOAD_BEFORE)"
+BINLOGCAT=$BINLOGCAT $PY - "$WORK/spec.json" "$CPU" "$WORK/values-stats.json" "${FILES[@]}" <<-'EOF'
+	import json, os, sys
+	spec, cpu, vstats, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+	bc = os.environ["BINLOGCAT"]
+	pin = ["taskset", "-c", cpu]
+	cmds = [
+	    {"name": "binlogcat-values", "stdout": vstats,
+	     "argv": pin + [bc, "--values", "--no-follow", "--quiet"] + files},
+	    {"name": "binlogcat-jsonl", "stdout": None,
+	     "argv": pin + [bc, "--rows-only", "--no-follow", "--quiet"] + files},
+	    {"name": "mariadb-binlog", "stdout": None,
+	     "argv": pin + ["mariadb-binlog", "--no-defaults", "--verbose",
+	                    "--base64-output=decode-rows"] + files},
+	]
+	json.dump(cmds, open(spec, "w"), indent=1)
+EOF
+$PY "$HERE/timeit.py" --runs "$RUNS" --warmup 1 --out "$WORK/times.json" "$WORK/spec.json"
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-log "peak RSS (/usr/bin/time -v), one run each"
+log "peak RSS cross-check (/usr/bin/time -v), one run each"
 for i in "${!TOOLS[@]}"; do
-	out=/dev/null
-	[ "${TOOLS[$i]}" = binlogcat-values ] && out=$WORK/values-stats.json
 	# shellcheck disable=SC2086
-	/usr/bin/time -v "${PIN[@]}" ${CMDS[$i]} >"$out" 2>"$WORK/${TOOLS[$i]}.time"
+	/usr/bin/time -v "${PIN[@]}" ${CMDS[$i]} >/dev/null 2>"$WORK/${TOOLS[$i]}.time"
 done
 
 # ---- 3./4. report -----------------------------------------------------------
 DATE=$(date +%F)
 mkdir -p "$RESULTS"
 export BENCH_CPU=$CPU BENCH_RUNS=$RUNS BENCH_DATE=$DATE BENCH_ROOT=$ROOT BENCH_BINLOGCAT=$BINLOGCAT
+export BENCH_LOAD_BEFORE=$LOAD_BEFORE BENCH_LOAD_AFTER=$LOAD_AFTER
 export BENCH_CMDS_JSON
 BENCH_CMDS_JSON=$($PY -c 'import json,sys; print(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2]))))' \
 	"${TOOLS[0]}" "${PIN[*]} ${CMDS[0]}" "${TOOLS[1]}" "${PIN[*]} ${CMDS[1]} > /dev/null" \

@@ -328,6 +328,7 @@ decode_query(bl_decoder *dec, bl_event *ev, bl_error *err)
 
 	if (phl < 11)
 		phl = 11;
+	ev->u.query.charset_client = 0;	/* set only by a Q_CHARSET_CODE */
 	ev->u.query.thread_id = bl_cur_u32(&c);
 	ev->u.query.exec_time = bl_cur_u32(&c);
 	db_len = bl_cur_u8(&c);

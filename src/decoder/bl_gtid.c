@@ -365,6 +365,10 @@ bl_decode_heartbeat_v2(bl_decoder *dec, bl_event *ev, bl_error *err)
 	bl_cur		f;
 
 	(void) version;
+	/* both fields are optional: the event's union is not cleared */
+	ev->u.heartbeat.file.ptr = NULL;
+	ev->u.heartbeat.file.len = 0;
+	ev->u.heartbeat.position = 0;
 	size = read_varlen(&c);
 	(void) read_varlen(&c);		/* last non-ignorable field id */
 	consumed = (size_t) (c.pos - ev->body);

@@ -217,6 +217,7 @@ bl_rows_next(bl_decoder *dec, bl_rows_event *r, bl_row *before,
 {
 	bl_cur	   *c = &r->rows;
 	uint64_t	pos = r->pos;
+	const uint8_t *row_start = c->pos;
 	const uint8_t *start;
 
 	if (bl_cur_left(c) == 0 || r->table == NULL)
@@ -268,6 +269,16 @@ bl_rows_next(bl_decoder *dec, bl_rows_event *r, bl_row *before,
 			after->image_len = (size_t) (c->pos - start);
 		}
 	}
+
+	/*
+	 * Images without columns take no bytes: iterating the bytes left
+	 * would return such rows forever.
+	 */
+	if (c->pos == row_start)
+		return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
+							   "row %u of %s.%s is empty: its images have no columns but %zu bytes follow",
+							   r->row_index + 1, r->table->schema.ptr,
+							   r->table->name.ptr, bl_cur_left(c));
 	r->row_index++;
 	return 1;
 }

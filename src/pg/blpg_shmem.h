@@ -63,6 +63,7 @@ typedef struct blpg_batch
 	uint64		first_seq;
 	uint64		last_seq;
 	int			owner_pid;
+	bool		ack_pending;	/* acknowledged in an open transaction */
 } blpg_batch;
 
 typedef struct blpg_slot

@@ -12,6 +12,8 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 
+#include <time.h>
+
 blpg_shared_state *blpg_shared = NULL;
 int			blpg_max_sources = 4;
 int			blpg_ring_size_kb = 16 * 1024;
@@ -159,6 +161,8 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
 			slot->stop_requested = false;
 			slot->rewind_requested = false;
 			slot->last_error[0] = '\0';
+			/* batch ids stay unique across server restarts */
+			slot->next_batch_id = ((uint64) time(NULL) << 20) + 1;
 			slot->last_error_time = 0;
 			memset(&slot->read, 0, sizeof(slot->read));
 			memset(&slot->acked, 0, sizeof(slot->acked));

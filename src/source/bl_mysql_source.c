@@ -260,8 +260,8 @@ bl_source_current_position(bl_source *src, char *file, size_t filelen,
 	return 0;
 }
 
-static int
-earliest_file(bl_source *src, char *file, size_t filelen, bl_error *err)
+int
+bl_source_first_file(bl_source *src, char *file, size_t filelen, bl_error *err)
 {
 	MYSQL_RES  *res;
 	MYSQL_ROW	row;
@@ -367,7 +367,7 @@ bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
 
 	if (strcmp(start, "earliest") == 0)
 	{
-		if (earliest_file(src, file, sizeof(file), err) != 0)
+		if (bl_source_first_file(src, file, sizeof(file), err) != 0)
 			return -1;
 	}
 	else if (strcmp(start, "current") == 0)

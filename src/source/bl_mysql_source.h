@@ -94,6 +94,10 @@ extern int	bl_source_current_position(bl_source *src, char *file, size_t filelen
 									   uint64_t *pos, char *gtid, size_t gtidlen,
 									   bl_error *err);
 
+/* The oldest binlog file the server still has ("SHOW BINARY LOGS"). */
+extern int	bl_source_first_file(bl_source *src, char *file, size_t filelen,
+								 bl_error *err);
+
 /* Run a statement on the source's connection (not during a dump). */
 extern int	bl_source_exec(bl_source *src, const char *sql, bl_error *err);
 

@@ -85,6 +85,23 @@ fuzz_error_reset(bl_error *err)
 	memset(err, 0, sizeof(*err));
 }
 
+/* FUZZ_VERBOSE=1: print every JSON line and every error (to check seeds). */
+static int	fuzz_verbose = -1;
+
+static void
+fuzz_log(const char *what, int rc, const bl_error *err)
+{
+	if (fuzz_verbose < 0)
+	{
+		const char *v = getenv("FUZZ_VERBOSE");
+
+		fuzz_verbose = v && v[0] && v[0] != '0';
+	}
+	if (fuzz_verbose && rc < 0)
+		fprintf(stderr, "%s: %s error: %s\n", what, bl_errcode_name(err->code),
+				err->message);
+}
+
 /* Iterate the rows of (a copy of) a rows event, formatting every value. */
 static void
 fuzz_rows_values(bl_decoder *dec, bl_rows_event rows, fuzz_bufs *b)
@@ -102,6 +119,7 @@ fuzz_rows_values(bl_decoder *dec, bl_rows_event rows, fuzz_bufs *b)
 		fuzz_error_reset(&err);
 		rc = bl_rows_next(dec, &rows, &before, &after, &err);
 		fuzz_check_rc(rc, -1, 1, &err, "bl_rows_next");
+		fuzz_log("bl_rows_next", rc, &err);
 		if (rc != 1)
 			break;
 		if (rows.rows.pos == at)
@@ -117,6 +135,7 @@ fuzz_rows_values(bl_decoder *dec, bl_rows_event rows, fuzz_bufs *b)
 			fuzz_error_reset(&err);
 			rc = bl_value_to_json(&t->cols[i], &before.values[i], NULL, &b->val, &err);
 			fuzz_check_rc(rc, -1, 0, &err, "bl_value_to_json (before)");
+			fuzz_log("bl_value_to_json (before)", rc, &err);
 			if (rc == 0)
 				fuzz_check_json(&b->val, 0, b->val.len, "bl_value_to_json (before)");
 		}
@@ -128,6 +147,7 @@ fuzz_rows_values(bl_decoder *dec, bl_rows_event rows, fuzz_bufs *b)
 								  before.ncols ? &before.values[i] : NULL,
 								  &b->val, &err);
 			fuzz_check_rc(rc, -1, 0, &err, "bl_value_to_json (after)");
+			fuzz_log("bl_value_to_json (after)", rc, &err);
 			if (rc == 0)
 				fuzz_check_json(&b->val, 0, b->val.len, "bl_value_to_json (after)");
 		}
@@ -188,6 +208,9 @@ fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b)
 	fuzz_error_reset(&err);
 	rc = bl_event_to_jsonl(dec, ev, &jopts, &b->out, &err);
 	fuzz_check_rc(rc, -1, 0, &err, "bl_event_to_jsonl");
+	fuzz_log("bl_event_to_jsonl", rc, &err);
+	if (rc == 0 && fuzz_verbose)
+		fprintf(stderr, "%s", b->out.data + 1);
 	if (rc == 0)
 	{
 		if (b->out.len < 3 || b->out.data[b->out.len - 1] != '\n')
@@ -228,9 +251,12 @@ fuzz_run_event(bl_decoder *dec, const uint8_t *data, size_t len, uint64_t pos,
 		abort();
 	if (len)
 		memcpy(copy, data, len);
+	/* garbage, not zeros: a field the decoder forgets to set must show */
+	memset(&ev, 0xa5, sizeof(ev));
 	fuzz_error_reset(&err);
 	rc = bl_decode_event(dec, copy, len, pos, &ev, &err);
 	fuzz_check_rc(rc, -1, 0, &err, "bl_decode_event");
+	fuzz_log("bl_decode_event", rc, &err);
 	if (rc == 0)
 	{
 		fuzz_consume(dec, &ev, b);
@@ -241,9 +267,11 @@ fuzz_run_event(bl_decoder *dec, const uint8_t *data, size_t len, uint64_t pos,
 
 			for (;;)
 			{
+				memset(&inner, 0xa5, sizeof(inner));
 				fuzz_error_reset(&err);
 				prc = bl_payload_next(dec, &inner, &err);
 				fuzz_check_rc(prc, -1, 1, &err, "bl_payload_next");
+				fuzz_log("bl_payload_next", prc, &err);
 				if (prc != 1)
 					break;
 				if (!inner.in_payload)

@@ -23,6 +23,8 @@
  *	ev-*	one event without the magic, after the file's
  *			FORMAT_DESCRIPTION and, for rows events, the TABLE_MAP events
  *			of the statement (at most 24 per event type and file)
+ * With FUZZ_WRITE_JSON_SEEDS=DIR as well, the binary JSON values of the
+ * files' rows events go to DIR (seeds of fuzz_json_binary).
  * test/fuzz/make-corpus.sh does this for all samples.
  *
  * Build and run: make fuzz; build/fuzz/fuzz_decoder -detect_leaks=1 CORPUS
@@ -122,6 +124,54 @@ write_event_seed(const char *dir, const uint8_t *fde, size_t fde_len,
 	free(p);
 }
 
+/*
+ * FUZZ_WRITE_JSON_SEEDS=DIR: the binary JSON values of the file's rows
+ * events (seeds of fuzz_json_binary).
+ */
+static void
+write_json_seeds(const char *dir, const uint8_t *data, size_t size)
+{
+	bl_decoder_options opts;
+	bl_decoder *dec;
+	size_t		pos = BL_BINLOG_MAGIC_LEN;
+	size_t		len;
+	int			n = 0;
+
+	bl_decoder_options_init(&opts);
+	opts.verify_checksum = false;
+	dec = bl_decoder_create(&opts);
+	if (dec == NULL)
+		abort();
+	while ((len = fuzz_event_len(data, size, pos)) > 0 && n < 64)
+	{
+		bl_event	ev;
+		bl_error	err;
+		bl_row		before,
+					after;
+
+		if (bl_decode_event(dec, data + pos, len, pos, &ev, &err) == 0 &&
+			bl_event_is_rows(ev.type))
+		{
+			while (bl_rows_next(dec, &ev.u.rows, &before, &after, &err) == 1)
+				for (int img = 0; img < 2; img++)
+				{
+					const bl_row *r = img ? &after : &before;
+
+					for (uint32_t i = 0; i < r->ncols; i++)
+						if (r->values[i].kind == BL_VAL_JSON ||
+							r->values[i].kind == BL_VAL_JSON_DIFF)
+						{
+							fuzz_write_seed(dir, "json", r->values[i].v.raw.ptr,
+											r->values[i].v.raw.len);
+							n++;
+						}
+				}
+		}
+		pos += len;
+	}
+	bl_decoder_destroy(dec);
+}
+
 static void
 write_seeds_of_file(const char *dir, const char *path)
 {
@@ -178,6 +228,8 @@ write_seeds_of_file(const char *dir, const char *path)
 			nmaps = 0;
 		pos += len;
 	}
+	if (getenv("FUZZ_WRITE_JSON_SEEDS") && getenv("FUZZ_WRITE_JSON_SEEDS")[0])
+		write_json_seeds(getenv("FUZZ_WRITE_JSON_SEEDS"), data, size);
 	/* the whole file, or its first events; a torn tail is kept as is */
 	fuzz_write_seed(dir, "file", data, size <= SEED_FILE_MAX ? size : cut);
 	free(data);

@@ -8,7 +8,7 @@
 # the replayed change stream with what MariaDB returns, value by value.
 #
 # Environment: BLF_DIFF_SEED (repeat a run), BLF_DIFF_ROWS (rows inserted
-# per configuration, default 1200), BLF_DIFF_CONFIGS, BLF_DIFF_JOBS,
+# per configuration, default 2000), BLF_DIFF_CONFIGS, BLF_DIFF_JOBS,
 # BLF_DIFF_PORT, BLF_DIFF_KEEP=1 (keep the instances); see the script.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"

@@ -1,0 +1,67 @@
+/*
+ * blpg_changes.h
+ *	  Changes read out of ring entries as SQL values: the columns that get()
+ *	  returns and that a foreign table over a source can show.
+ */
+#ifndef BLPG_CHANGES_H
+#define BLPG_CHANGES_H
+
+#include "blpg_ring.h"
+
+#include "lib/stringinfo.h"
+
+typedef enum blpg_change_col
+{
+	BLPG_COL_SEQ,
+	BLPG_COL_FILE,
+	BLPG_COL_POS,
+	BLPG_COL_NEXT_POS,
+	BLPG_COL_GTID,
+	BLPG_COL_XID,
+	BLPG_COL_COMMIT_TIME,
+	BLPG_COL_EVENT_TIME,
+	BLPG_COL_SERVER_ID,
+	BLPG_COL_SCHEMA,
+	BLPG_COL_TABLE,
+	BLPG_COL_OP,
+	BLPG_COL_PK_COLUMNS,
+	BLPG_COL_PRIMARY_KEY,
+	BLPG_COL_BEFORE,
+	BLPG_COL_AFTER,
+	BLPG_COL_DDL,
+	BLPG_NCOLS
+} blpg_change_col;
+
+/* Column names as a foreign table over a source uses them. */
+extern const char *const blpg_change_col_names[BLPG_NCOLS];
+extern int	blpg_change_col_by_name(const char *name);
+
+/* Entry-level filter, checked before any row is decoded. */
+typedef struct blpg_change_filter
+{
+	char	   *schema;			/* NULL = any */
+	char	   *table;
+	char	   *op;
+	uint64		min_seq;		/* 0 = any */
+} blpg_change_filter;
+
+typedef struct blpg_change_iter blpg_change_iter;
+
+/*
+ * Iterate the changes first_seq..last_seq of the entries copied into buf
+ * (blpg_ring_copy).  want[col] says which columns to compute.
+ */
+extern blpg_change_iter *blpg_change_iter_create(StringInfo entries,
+												 uint64 first_seq, uint64 last_seq,
+												 const bool *want,
+												 const blpg_change_filter *filter);
+
+/* Next change into values/nulls (BLPG_NCOLS long); false at the end. */
+extern bool blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls);
+
+extern void blpg_change_iter_free(blpg_change_iter *it);
+
+/* The op name of an entry (ROWS: insert/update/delete). */
+extern const char *blpg_entry_op_name(const blpg_entry *e);
+
+#endif							/* BLPG_CHANGES_H */

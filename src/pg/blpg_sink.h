@@ -1,0 +1,42 @@
+/*
+ * blpg_sink.h
+ *	  The worker's sink: decoded binlog events in, ring entries out.
+ *	  Tracks transactions (BEGIN/COMMIT markers, start positions, GTIDs),
+ *	  applies the include/exclude filter, skips changes already
+ *	  acknowledged when streaming resumes in the middle of a transaction,
+ *	  and builds ROWS entries from canonical table map + rows events.
+ */
+#ifndef BLPG_SINK_H
+#define BLPG_SINK_H
+
+#include "blpg_filter.h"
+#include "blpg_ring.h"
+
+#include "bl_decoder.h"
+
+typedef struct blpg_sink blpg_sink;
+
+/*
+ * file/pos: where streaming starts.  skip: changes of the first
+ * transaction to leave out (they were
+ * acknowledged before a restart).  gtid_state: MariaDB GTID state at the
+ * start position, if known.
+ */
+extern blpg_sink *blpg_sink_create(blpg_slot *slot, blpg_filter *filter,
+								   const char *file, uint64 pos, uint64 skip,
+								   const char *gtid_state);
+
+/* Process one decoded event; false if a stop or rewind interrupted a put. */
+extern bool blpg_sink_event(blpg_sink *sink, bl_decoder *dec, bl_event *ev);
+
+/*
+ * Where to resume after a lost connection: the start of the open
+ * transaction and the changes of it already put, or the position after the
+ * last complete one.  The sink's transaction state is reset.
+ */
+extern void blpg_sink_resume_position(blpg_sink *sink, blpg_position *pos);
+
+/* Schema changes seen (DDL): callers invalidate their schema caches. */
+extern bool blpg_sink_take_ddl_seen(blpg_sink *sink);
+
+#endif							/* BLPG_SINK_H */

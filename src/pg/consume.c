@@ -1,0 +1,430 @@
+/*
+ * consume.c
+ *	  The consumer protocol, Canal's get/ack/rollback in SQL:
+ *
+ *	  get(server, max_changes, timeout_ms)  a batch of changes, not acked
+ *	  ack(server, batch_id)                 release the oldest batch and
+ *	                                        record the position durably
+ *	  rollback(server [, batch_id])         deliver un-acked changes again
+ *
+ * Batches end at transaction boundaries (COMMIT or DDL) unless one
+ * transaction alone is larger than max_changes or than the ring, in which
+ * case its changes come in several batches between its BEGIN and COMMIT
+ * markers.  Acks must come in order.  An ack is transactional: the
+ * position is written to binlog_fdw.source_state in the caller's
+ * transaction, and the ring space is released when that transaction
+ * commits (a transaction callback); if it aborts, the batch stays
+ * un-acked.  A backend that exits with batches still out rolls them back.
+ */
+#include "binlog_fdw.h"
+#include "blpg_changes.h"
+#include "blpg_ring.h"
+#include "blpg_state.h"
+
+#include "access/xact.h"
+#include "catalog/pg_foreign_server.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_get);
+PG_FUNCTION_INFO_V1(binlog_fdw_ack);
+PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
+
+typedef struct pending_ack
+{
+	blpg_slot  *slot;
+	uint32		generation;
+	uint64		batch_id;
+	uint64		last_seq;
+	blpg_position pos;
+} pending_ack;
+
+static List *pending_acks = NIL;	/* in TopMemoryContext */
+static bool callbacks_registered = false;
+
+static void consume_xact_callback(XactEvent event, void *arg);
+static void consume_exit_callback(int code, Datum arg);
+
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(consume_xact_callback, NULL);
+	before_shmem_exit(consume_exit_callback, (Datum) 0);
+	callbacks_registered = true;
+}
+
+/* The slot of a started source, with permission checks. */
+blpg_slot  *blpg_consumer_slot(const char *name, ForeignServer **server_out);
+
+blpg_slot *
+blpg_consumer_slot(const char *name, ForeignServer **server_out)
+{
+	ForeignServer *server;
+	ForeignDataWrapper *fdw;
+	AclResult	aclresult;
+	blpg_slot  *slot;
+
+	blpg_require_shmem();
+	server = GetForeignServerByName(name, false);
+	fdw = GetForeignDataWrapper(server->fdwid);
+	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("server \"%s\" is not a binlog_fdw source", name)));
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	slot = blpg_find_slot(MyDatabaseId, server->serverid);
+	if (slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\" is not started", server->servername),
+				 errhint("Start it with SELECT binlog_fdw.start('%s').", server->servername)));
+	if (server_out)
+		*server_out = server;
+	return slot;
+}
+
+static int
+find_batch(blpg_slot *slot, uint64 batch_id)
+{
+	for (int i = 0; i < slot->nbatches; i++)
+		if (slot->batches[i].batch_id == batch_id)
+			return i;
+	return -1;
+}
+
+static void
+drop_batches(blpg_slot *slot, int from)
+{
+	slot->nbatches = from;
+	if (from == 0)
+	{
+		slot->get_seq = Max(slot->ack_seq, slot->ack_reserved_seq);
+	}
+	else
+		slot->get_seq = slot->batches[from - 1].last_seq;
+	slot->get_off = blpg_ring_find(slot, slot->ack_off, slot->get_seq + 1);
+}
+
+/*
+ * Copy changes get_seq+1 .. get_seq+max under the lock and cut the range
+ * at the last transaction boundary; returns the last sequence taken (or
+ * get_seq if nothing is ready).
+ */
+static uint64
+take_batch(blpg_slot *slot, int max_changes, StringInfo buf, uint64 *first_out)
+{
+	uint64		first = slot->get_seq + 1;
+	uint64		last = Min(slot->put_seq, slot->get_seq + (uint64) max_changes);
+	uint64		boundary = 0;
+	bool		limited_by_max;
+	size_t		off = 0;
+
+	*first_out = first;
+	if (first > last)
+		return slot->get_seq;
+	resetStringInfo(buf);
+	blpg_ring_copy(slot, slot->get_off, first, last, buf);
+	while (off < (size_t) buf->len)
+	{
+		const blpg_entry *e = (const blpg_entry *) (buf->data + off);
+
+		off += e->total_len;
+		if ((e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL) &&
+			e->seq_first <= last && e->seq_first >= first)
+			boundary = e->seq_first;
+	}
+	limited_by_max = last == slot->get_seq + (uint64) max_changes;
+	if (boundary)
+		return boundary;
+	/* no complete transaction: a part, if it can never be whole */
+	if (limited_by_max || slot->state == BLPG_STATE_RING_FULL)
+		return last;
+	return slot->get_seq;
+}
+
+Datum
+binlog_fdw_get(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int			max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
+	int			timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	blpg_slot  *slot;
+	StringInfoData buf;
+	uint64		first = 0,
+				last = 0,
+				batch_id = 0;
+	TimestampTz deadline;
+	bool		want[BLPG_NCOLS];
+	bool		slept = false;
+
+	if (max_changes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_changes must be at least 1")));
+	slot = blpg_consumer_slot(name, NULL);
+	register_callbacks();
+	InitMaterializedSRF(fcinfo, 0);
+	initStringInfo(&buf);
+	deadline = GetCurrentTimestamp() + (TimestampTz) Max(timeout_ms, 0) * 1000;
+
+	for (;;)
+	{
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		if (slot->nbatches >= BLPG_MAX_BATCHES)
+		{
+			LWLockRelease(&slot->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("source \"%s\" has %d batches out", name, BLPG_MAX_BATCHES),
+					 errhint("Acknowledge or roll back batches before getting more.")));
+		}
+		last = take_batch(slot, max_changes, &buf, &first);
+		if (last >= first)
+		{
+			blpg_batch *b = &slot->batches[slot->nbatches++];
+
+			batch_id = slot->next_batch_id++;
+			b->batch_id = batch_id;
+			b->first_seq = first;
+			b->last_seq = last;
+			b->owner_pid = MyProcPid;
+			b->ack_pending = false;
+			slot->get_seq = last;
+			slot->get_off = blpg_ring_find(slot, slot->get_off, last + 1);
+		}
+		LWLockRelease(&slot->lock);
+		if (last >= first || GetCurrentTimestamp() >= deadline)
+			break;
+		if (!slept)
+		{
+			ConditionVariablePrepareToSleep(&slot->put_cv);
+			slept = true;
+			continue;
+		}
+		(void) ConditionVariableTimedSleep(&slot->put_cv,
+										   Max(1, Min(1000, (deadline - GetCurrentTimestamp()) / 1000)),
+										   PG_WAIT_EXTENSION);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (slept)
+		ConditionVariableCancelSleep();
+
+	if (last >= first)
+	{
+		blpg_change_iter *it;
+		Datum		values[BLPG_NCOLS + 1];
+		bool		nulls[BLPG_NCOLS + 1];
+
+		for (int i = 0; i < BLPG_NCOLS; i++)
+			want[i] = true;
+		it = blpg_change_iter_create(&buf, first, last, want, NULL);
+		while (blpg_change_iter_next(it, values + 1, nulls + 1))
+		{
+			values[0] = Int64GetDatum((int64) batch_id);
+			nulls[0] = false;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		blpg_change_iter_free(it);
+	}
+	return (Datum) 0;
+}
+
+Datum
+binlog_fdw_ack(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	uint64		batch_id = (uint64) PG_GETARG_INT64(1);
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(name, &server);
+	pending_ack *pa;
+	int			i,
+				oldest = -1;
+	blpg_position pos;
+	uint64		last_seq;
+	uint32		generation;
+	MemoryContext old;
+
+	register_callbacks();
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	i = find_batch(slot, batch_id);
+	for (int k = 0; k < slot->nbatches; k++)
+		if (!slot->batches[k].ack_pending)
+		{
+			oldest = k;
+			break;
+		}
+	if (i < 0)
+	{
+		LWLockRelease(&slot->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch %llu is not outstanding on source \"%s\"",
+						(unsigned long long) batch_id, name),
+				 errdetail("It was acknowledged or rolled back already, or the source restarted since get() returned it."),
+				 errhint("Call get() again: the changes that were not acknowledged are delivered again.")));
+	}
+	if (slot->batches[i].ack_pending)
+	{
+		LWLockRelease(&slot->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("batch %llu of source \"%s\" is being acknowledged by a transaction in progress",
+						(unsigned long long) batch_id, name)));
+	}
+	if (i != oldest)
+	{
+		uint64		first_id = slot->batches[oldest].batch_id;
+
+		LWLockRelease(&slot->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch %llu of source \"%s\" cannot be acknowledged before batch %llu",
+						(unsigned long long) batch_id, name, (unsigned long long) first_id),
+				 errdetail("Batches are acknowledged in the order get() returned them.")));
+	}
+	last_seq = slot->batches[i].last_seq;
+	if (!blpg_ring_position_after(slot, last_seq, &pos))
+	{
+		LWLockRelease(&slot->lock);
+		elog(ERROR, "binlog_fdw: batch %llu is no longer in the ring", (unsigned long long) batch_id);
+	}
+	slot->batches[i].ack_pending = true;
+	if (slot->ack_reserved_seq < last_seq)
+		slot->ack_reserved_seq = last_seq;
+	generation = slot->generation;
+	LWLockRelease(&slot->lock);
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	pa = palloc(sizeof(pending_ack));
+	pa->slot = slot;
+	pa->generation = generation;
+	pa->batch_id = batch_id;
+	pa->last_seq = last_seq;
+	pa->pos = pos;
+	pending_acks = lappend(pending_acks, pa);
+	MemoryContextSwitchTo(old);
+
+	/* the durable part, in the caller's transaction */
+	blpg_state_save(server->serverid, server->servername, &pos);
+	PG_RETURN_INT64((int64) last_seq);
+}
+
+Datum
+binlog_fdw_rollback(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	blpg_slot  *slot = blpg_consumer_slot(name, NULL);
+	int			from = -1;
+	int			dropped;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (PG_ARGISNULL(1))
+	{
+		/* everything not being acknowledged */
+		from = 0;
+		while (from < slot->nbatches && slot->batches[from].ack_pending)
+			from++;
+	}
+	else
+	{
+		uint64		batch_id = (uint64) PG_GETARG_INT64(1);
+
+		from = find_batch(slot, batch_id);
+		if (from < 0 || slot->batches[from].ack_pending)
+		{
+			LWLockRelease(&slot->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("batch %llu is not outstanding on source \"%s\"",
+							(unsigned long long) batch_id, name)));
+		}
+	}
+	dropped = slot->nbatches - from;
+	drop_batches(slot, from);
+	LWLockRelease(&slot->lock);
+	ConditionVariableBroadcast(&slot->put_cv);
+	PG_RETURN_INT32(dropped);
+}
+
+static void
+consume_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (pending_acks == NIL)
+		return;
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	foreach(lc, pending_acks)
+	{
+		pending_ack *pa = lfirst(lc);
+		blpg_slot  *slot = pa->slot;
+		int			i;
+
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		if (slot->generation == pa->generation)
+		{
+			i = find_batch(slot, pa->batch_id);
+			if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+			{
+				blpg_ring_release(slot, pa->last_seq);
+				if (i >= 0)
+				{
+					memmove(&slot->batches[i], &slot->batches[i + 1],
+							sizeof(blpg_batch) * (slot->nbatches - i - 1));
+					slot->nbatches--;
+				}
+				slot->acked = pa->pos;
+			}
+			else if (i >= 0)
+			{
+				slot->batches[i].ack_pending = false;
+				if (slot->ack_reserved_seq > slot->ack_seq)
+					slot->ack_reserved_seq = slot->ack_seq;
+			}
+		}
+		LWLockRelease(&slot->lock);
+		ConditionVariableBroadcast(&slot->space_cv);
+	}
+	list_free_deep(pending_acks);
+	pending_acks = NIL;
+}
+
+static void
+consume_exit_callback(int code, Datum arg)
+{
+	if (blpg_shared == NULL)
+		return;
+	for (int s = 0; s < blpg_shared->max_sources; s++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[s];
+		int			from = -1;
+
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < slot->nbatches; i++)
+			if (slot->batches[i].owner_pid == MyProcPid && !slot->batches[i].ack_pending)
+			{
+				from = i;
+				break;
+			}
+		if (from >= 0)
+			drop_batches(slot, from);
+		LWLockRelease(&slot->lock);
+		if (from >= 0)
+			ConditionVariableBroadcast(&slot->put_cv);
+	}
+}

@@ -1,0 +1,345 @@
+/*
+ * control.c
+ *	  Starting and stopping sources: binlog_fdw.start(server),
+ *	  binlog_fdw.stop(server), binlog_fdw.reset(server), the launch of
+ *	  workers, and the autostart file ($PGDATA/pg_binlog_fdw/autostart)
+ *	  that brings started sources back after a server restart.
+ *
+ * start/stop take effect at once, not at commit (like pg_reload_conf()).
+ */
+#include "binlog_fdw.h"
+#include "blpg_options.h"
+#include "blpg_state.h"
+#include "blpg_worker.h"
+
+#include "access/xact.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/fd.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+PG_FUNCTION_INFO_V1(binlog_fdw_start);
+PG_FUNCTION_INFO_V1(binlog_fdw_stop);
+PG_FUNCTION_INFO_V1(binlog_fdw_reset);
+
+#define AUTOSTART_DIR	"pg_binlog_fdw"
+#define AUTOSTART_FILE	AUTOSTART_DIR "/autostart"
+
+/* ---- the autostart file: lines "dboid serverid userid name" ---- */
+
+typedef struct autostart_entry
+{
+	Oid			dboid;
+	Oid			serverid;
+	Oid			userid;
+	char		name[NAMEDATALEN];
+} autostart_entry;
+
+static int
+autostart_read(autostart_entry *out, int max)
+{
+	FILE	   *f = AllocateFile(AUTOSTART_FILE, "r");
+	int			n = 0;
+	char		line[512];
+
+	if (f == NULL)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f))
+	{
+		unsigned int d,
+					s,
+					u;
+		char		name[NAMEDATALEN];
+
+		if (sscanf(line, "%u %u %u %63s", &d, &s, &u, name) == 4)
+		{
+			out[n].dboid = d;
+			out[n].serverid = s;
+			out[n].userid = u;
+			strlcpy(out[n].name, name, NAMEDATALEN);
+			n++;
+		}
+	}
+	FreeFile(f);
+	return n;
+}
+
+static void
+autostart_write(autostart_entry *e, int n)
+{
+	FILE	   *f;
+	const char *tmp = AUTOSTART_FILE ".tmp";
+
+	(void) MakePGDirectory(AUTOSTART_DIR);
+	f = AllocateFile(tmp, "w");
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%u %u %u %s\n", e[i].dboid, e[i].serverid, e[i].userid, e[i].name);
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	FreeFile(f);
+	(void) durable_rename(tmp, AUTOSTART_FILE, ERROR);
+}
+
+void
+blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, const char *name)
+{
+	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
+	int			n;
+	bool		found = false;
+
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	n = autostart_read(e, blpg_max_sources);
+	for (int i = 0; i < n; i++)
+		if (e[i].dboid == dboid && e[i].serverid == serverid)
+		{
+			e[i].userid = userid;
+			found = true;
+		}
+	if (!found)
+	{
+		e[n].dboid = dboid;
+		e[n].serverid = serverid;
+		e[n].userid = userid;
+		strlcpy(e[n].name, name, NAMEDATALEN);
+		/* names with spaces cannot be parsed back: the oids are what count */
+		for (char *p = e[n].name; *p; p++)
+			if (isspace((unsigned char) *p))
+				*p = '_';
+		n++;
+	}
+	autostart_write(e, n);
+	LWLockRelease(&blpg_shared->lock);
+}
+
+void
+blpg_autostart_remove(Oid dboid, Oid serverid)
+{
+	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
+	int			n,
+				m = 0;
+
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	n = autostart_read(e, blpg_max_sources);
+	for (int i = 0; i < n; i++)
+		if (!(e[i].dboid == dboid && e[i].serverid == serverid))
+			e[m++] = e[i];
+	if (m != n)
+		autostart_write(e, m);
+	LWLockRelease(&blpg_shared->lock);
+}
+
+/* Used by the launcher: start every listed source that has no worker. */
+void		blpg_autostart_all(void);
+
+void
+blpg_autostart_all(void)
+{
+	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
+	int			n;
+
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	n = autostart_read(e, blpg_max_sources);
+	LWLockRelease(&blpg_shared->lock);
+	for (int i = 0; i < n; i++)
+	{
+		blpg_slot  *slot;
+		bool		running;
+
+		PG_TRY();
+		{
+			slot = blpg_acquire_slot(e[i].dboid, e[i].serverid, e[i].name);
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			running = slot->state != BLPG_STATE_STOPPED;
+			if (!running)
+			{
+				slot->userid = e[i].userid;
+				slot->stop_requested = false;
+				slot->state = BLPG_STATE_STARTING;
+			}
+			LWLockRelease(&slot->lock);
+			if (!running)
+				(void) blpg_launch_worker(slot, false);
+		}
+		PG_CATCH();
+		{
+			EmitErrorReport();
+			FlushErrorState();
+		}
+		PG_END_TRY();
+	}
+	pfree(e);
+}
+
+/* ---- workers ---- */
+
+int
+blpg_launch_worker(blpg_slot *slot, bool wait)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	pid_t		pid = 0;
+	int			index = slot - blpg_shared->slots;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw source %s", slot->server_name);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw source");
+	bgw.bgw_main_arg = Int32GetDatum(index);
+	bgw.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+	{
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		slot->state = BLPG_STATE_STOPPED;
+		snprintf(slot->last_error, sizeof(slot->last_error),
+				 "could not register a background worker (max_worker_processes?)");
+		slot->last_error_time = GetCurrentTimestamp();
+		LWLockRelease(&slot->lock);
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not start the worker of binlog_fdw source \"%s\"", slot->server_name),
+				 errhint("Raise max_worker_processes.")));
+		return 0;
+	}
+	if (wait && WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+		return 0;
+	return (int) pid;
+}
+
+/* ---- SQL ---- */
+
+static ForeignServer *
+lookup_source(const char *name, AclMode mode)
+{
+	ForeignServer *server = GetForeignServerByName(name, false);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	AclResult	aclresult;
+
+	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("server \"%s\" is not a binlog_fdw source", name),
+				 errdetail("It uses the foreign-data wrapper \"%s\".", fdw->fdwname)));
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	return server;
+}
+
+Datum
+binlog_fdw_start(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ForeignServer *server;
+	blpg_slot  *slot;
+	bool		running;
+	int			pid;
+
+	blpg_require_shmem();
+	server = lookup_source(name, ACL_USAGE);
+	/* fails early on missing user mapping or bad options */
+	(void) blpg_load_config(server->serverid, GetUserId());
+
+	slot = blpg_acquire_slot(MyDatabaseId, server->serverid, server->servername);
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	running = slot->state != BLPG_STATE_STOPPED;
+	pid = slot->worker_pid;
+	if (!running)
+	{
+		slot->userid = GetUserId();
+		slot->stop_requested = false;
+		slot->state = BLPG_STATE_STARTING;
+	}
+	LWLockRelease(&slot->lock);
+	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), server->servername);
+	if (running)
+	{
+		ereport(NOTICE,
+				(errmsg("source \"%s\" is already started", server->servername)));
+		PG_RETURN_INT32(pid);
+	}
+	pid = blpg_launch_worker(slot, true);
+	PG_RETURN_INT32(pid);
+}
+
+Datum
+binlog_fdw_stop(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ForeignServer *server;
+	blpg_slot  *slot;
+	int			pid;
+	TimestampTz deadline;
+
+	blpg_require_shmem();
+	server = lookup_source(name, ACL_USAGE);
+	blpg_autostart_remove(MyDatabaseId, server->serverid);
+	slot = blpg_find_slot(MyDatabaseId, server->serverid);
+	if (slot == NULL)
+		PG_RETURN_BOOL(false);
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	slot->stop_requested = true;
+	pid = slot->worker_pid;
+	LWLockRelease(&slot->lock);
+	ConditionVariableBroadcast(&slot->space_cv);
+	if (pid != 0)
+		kill(pid, SIGTERM);
+
+	/* a worker notices within one heartbeat, or its connect timeout */
+	deadline = GetCurrentTimestamp() + 60 * USECS_PER_SEC;
+	for (;;)
+	{
+		bool		gone;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		gone = slot->worker_pid == 0 && slot->state != BLPG_STATE_STARTING;
+		LWLockRelease(&slot->lock);
+		if (gone)
+			break;
+		if (GetCurrentTimestamp() > deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("the worker of source \"%s\" (pid %d) did not stop within 60 seconds",
+							server->servername, pid)));
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(20000);
+	}
+	blpg_release_slot(slot);
+	PG_RETURN_BOOL(true);
+}
+
+Datum
+binlog_fdw_reset(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ForeignServer *server;
+	blpg_slot  *slot;
+
+	server = lookup_source(name, ACL_USAGE);
+	slot = blpg_shared ? blpg_find_slot(MyDatabaseId, server->serverid) : NULL;
+	if (slot && slot->state != BLPG_STATE_STOPPED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("source \"%s\" is running", server->servername),
+				 errhint("Stop it first with binlog_fdw.stop('%s').", server->servername)));
+	blpg_state_forget(server->serverid);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,274 @@
+/*
+ * options.c
+ *	  The FDW validator of binlog_fdw and the reading of a source's
+ *	  configuration: server options (where and how to connect, where to
+ *	  start, what to capture), user mapping options (credentials).
+ *
+ * Unknown options and bad values are rejected with the list of valid
+ * options or the expected form, as postgres_fdw does.
+ */
+#include "binlog_fdw.h"
+#include "blpg_options.h"
+
+#include "access/reloptions.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "catalog/pg_collation.h"
+#include "mb/pg_wchar.h"
+#include "regex/regex.h"
+#include "utils/builtins.h"
+#include "utils/varlena.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_validator);
+
+typedef struct option_def
+{
+	const char *name;
+	Oid			context;		/* catalog the option belongs to */
+	const char *help;			/* the expected form */
+} option_def;
+
+static const option_def valid_options[] = {
+	{"host", ForeignServerRelationId, "a host name or address"},
+	{"port", ForeignServerRelationId, "a port number, 1 to 65535"},
+	{"server_id", ForeignServerRelationId, "a replica server id, 1 to 4294967295"},
+	{"start", ForeignServerRelationId, "current, earliest, FILE:POS or gtid:DOMAIN-SERVER-SEQ[,...]"},
+	{"include", ForeignServerRelationId, "a regular expression on schema.table"},
+	{"exclude", ForeignServerRelationId, "a regular expression on schema.table"},
+	{"heartbeat", ForeignServerRelationId, "seconds between heartbeats, 0.1 to 3600"},
+	{"connect_timeout", ForeignServerRelationId, "seconds, 1 to 3600"},
+	{"ssl_mode", ForeignServerRelationId, "disable, prefer, require, verify-ca or verify-full"},
+	{"ssl_ca", ForeignServerRelationId, "a file name"},
+	{"ssl_cert", ForeignServerRelationId, "a file name"},
+	{"ssl_key", ForeignServerRelationId, "a file name"},
+	{"user", UserMappingRelationId, "the source account"},
+	{"password", UserMappingRelationId, "the source account's password"},
+	{NULL, InvalidOid, NULL}
+};
+
+static const char *
+valid_option_list(Oid catalog)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const option_def *o = valid_options; o->name; o++)
+	{
+		if (o->context != catalog)
+			continue;
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", o->name);
+	}
+	return buf.len ? buf.data : "(none)";
+}
+
+static void
+bad_value(const char *name, const char *value, const char *form)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+			 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+			 errhint("Expected %s.", form)));
+}
+
+static int64
+parse_int(const char *name, const char *value, int64 min, int64 max, const char *form)
+{
+	char	   *end;
+	long long	v;
+
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v < min || v > max)
+		bad_value(name, value, form);
+	return (int64) v;
+}
+
+static double
+parse_seconds(const char *name, const char *value, double min, double max, const char *form)
+{
+	char	   *end;
+	double		v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno != 0 || end == value || *end != '\0' || !(v >= min && v <= max))
+		bad_value(name, value, form);
+	return v;
+}
+
+static void
+check_start(const char *value, const char *form)
+{
+	const char *colon;
+
+	if (strcmp(value, "current") == 0 || strcmp(value, "earliest") == 0)
+		return;
+	if (strncmp(value, "gtid:", 5) == 0)
+	{
+		const char *p = value + 5;
+
+		if (*p == '\0')
+			bad_value("start", value, form);
+		for (; *p; p++)
+			if (!(isdigit((unsigned char) *p) || *p == '-' || *p == ','))
+				bad_value("start", value, form);
+		return;
+	}
+	colon = strrchr(value, ':');
+	if (colon == NULL || colon == value || strchr(value, '/') != NULL)
+		bad_value("start", value, form);
+	(void) parse_int("start", colon + 1, 4, INT64CONST(0xFFFFFFFF), form);
+}
+
+static void
+check_regex(const char *name, const char *value)
+{
+	regex_t		re;
+	pg_wchar   *wide;
+	int			len;
+	int			rc;
+
+	wide = palloc((strlen(value) + 1) * sizeof(pg_wchar));
+	len = pg_mb2wchar_with_len(value, wide, strlen(value));
+	rc = pg_regcomp(&re, wide, len, REG_ADVANCED, C_COLLATION_OID);
+	if (rc != REG_OKAY)
+	{
+		char		msg[256];
+
+		pg_regerror(rc, &re, msg, sizeof(msg));
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid regular expression for option \"%s\": %s", name, msg),
+				 errhint("The expression is matched against schema.table, e.g. '^shop\\.(orders|customers)$'.")));
+	}
+	pg_regfree(&re);
+}
+
+void
+blpg_check_option(const char *name, const char *value, Oid catalog)
+{
+	const option_def *def = NULL;
+
+	for (const option_def *o = valid_options; o->name; o++)
+		if (o->context == catalog && strcmp(o->name, name) == 0)
+			def = o;
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 errhint("Valid options in this context are: %s.", valid_option_list(catalog))));
+
+	if (strcmp(name, "port") == 0)
+		(void) parse_int(name, value, 1, 65535, def->help);
+	else if (strcmp(name, "server_id") == 0)
+		(void) parse_int(name, value, 1, INT64CONST(4294967295), def->help);
+	else if (strcmp(name, "start") == 0)
+		check_start(value, def->help);
+	else if (strcmp(name, "include") == 0 || strcmp(name, "exclude") == 0)
+		check_regex(name, value);
+	else if (strcmp(name, "heartbeat") == 0)
+		(void) parse_seconds(name, value, 0.1, 3600, def->help);
+	else if (strcmp(name, "connect_timeout") == 0)
+		(void) parse_seconds(name, value, 1, 3600, def->help);
+	else if (strcmp(name, "ssl_mode") == 0)
+	{
+		if (strcmp(value, "disable") != 0 && strcmp(value, "prefer") != 0 &&
+			strcmp(value, "require") != 0 && strcmp(value, "verify-ca") != 0 &&
+			strcmp(value, "verify-full") != 0)
+			bad_value(name, value, def->help);
+	}
+	else if (strcmp(name, "host") == 0 || strcmp(name, "user") == 0)
+	{
+		if (value[0] == '\0')
+			bad_value(name, value, def->help);
+	}
+}
+
+Datum
+binlog_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		blpg_check_option(def->defname, defGetString(def), catalog);
+	}
+	PG_RETURN_VOID();
+}
+
+blpg_source_config *
+blpg_load_config(Oid serverid, Oid userid)
+{
+	ForeignServer *server = GetForeignServer(serverid);
+	UserMapping *um;
+	blpg_source_config *cfg = palloc0(sizeof(blpg_source_config));
+	ListCell   *lc;
+
+	cfg->serverid = serverid;
+	cfg->server_name = pstrdup(server->servername);
+	cfg->host = "127.0.0.1";
+	cfg->port = 3306;
+	/* a default replica id unlikely to clash, stable for the server */
+	cfg->server_id = 1000000000 + (int64) (serverid % 1000000);
+	cfg->start = "current";
+	cfg->heartbeat = 1.0;
+	cfg->connect_timeout = 10;
+	cfg->ssl_mode = "prefer";
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+		const char *v = defGetString(def);
+
+		if (strcmp(def->defname, "host") == 0)
+			cfg->host = pstrdup(v);
+		else if (strcmp(def->defname, "port") == 0)
+			cfg->port = atoi(v);
+		else if (strcmp(def->defname, "server_id") == 0)
+			cfg->server_id = strtoll(v, NULL, 10);
+		else if (strcmp(def->defname, "start") == 0)
+			cfg->start = pstrdup(v);
+		else if (strcmp(def->defname, "include") == 0)
+			cfg->include = pstrdup(v);
+		else if (strcmp(def->defname, "exclude") == 0)
+			cfg->exclude = pstrdup(v);
+		else if (strcmp(def->defname, "heartbeat") == 0)
+			cfg->heartbeat = strtod(v, NULL);
+		else if (strcmp(def->defname, "connect_timeout") == 0)
+			cfg->connect_timeout = strtod(v, NULL);
+		else if (strcmp(def->defname, "ssl_mode") == 0)
+			cfg->ssl_mode = pstrdup(v);
+		else if (strcmp(def->defname, "ssl_ca") == 0)
+			cfg->ssl_ca = pstrdup(v);
+		else if (strcmp(def->defname, "ssl_cert") == 0)
+			cfg->ssl_cert = pstrdup(v);
+		else if (strcmp(def->defname, "ssl_key") == 0)
+			cfg->ssl_key = pstrdup(v);
+	}
+
+	um = GetUserMapping(userid, serverid);
+	foreach(lc, um->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "user") == 0)
+			cfg->user = pstrdup(defGetString(def));
+		else if (strcmp(def->defname, "password") == 0)
+			cfg->password = pstrdup(defGetString(def));
+	}
+	if (cfg->user == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("user mapping for server \"%s\" has no \"user\" option", cfg->server_name),
+				 errhint("Set it with ALTER USER MAPPING FOR ... SERVER %s OPTIONS (ADD user '...', ADD password '...').",
+						 quote_identifier(cfg->server_name))));
+	return cfg;
+}

@@ -1,0 +1,711 @@
+/*
+ * sink.c
+ *	  Decoded events to ring entries (see blpg_sink.h).
+ *
+ * Transactions.  A transaction starts at its GTID event (MySQL GTID /
+ * ANONYMOUS_GTID / GTID_TAGGED, MariaDB GTID) or, in binlogs without GTIDs,
+ * at its BEGIN; that event's position is where streaming must restart to
+ * see the whole transaction again.  XID or a COMMIT statement ends it.  A
+ * DDL statement is a transaction of its own.  BEGIN markers are put lazily,
+ * before the first change that passes the filter, so that transactions
+ * touching only filtered tables leave nothing in the store.
+ *
+ * Change numbering.  Inside a transaction, the changes put are numbered
+ * 0 (BEGIN), 1.. (rows), last (COMMIT).  A restart position is (start of
+ * the transaction, number of changes already acknowledged); the sink skips
+ * that many when it sees the transaction again.  The numbering only counts
+ * changes that pass the filter, so it is the same every time.
+ */
+#include "binlog_fdw.h"
+#include "blpg_sink.h"
+
+#include "bl_charset.h"
+#include "lib/stringinfo.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define MAX_DOMAINS 64
+
+typedef struct canon_table
+{
+	uint32		version;		/* key: bl_table.version */
+	char	   *bytes;			/* canonical TABLE_MAP event */
+	uint32		len;
+} canon_table;
+
+typedef struct maria_domain
+{
+	uint32		domain;
+	uint32		server;
+	uint64		seq;
+} maria_domain;
+
+struct blpg_sink
+{
+	blpg_slot  *slot;
+	blpg_filter *filter;
+	MemoryContext cxt;
+
+	/* the open transaction */
+	bool		in_txn;			/* inside BEGIN .. COMMIT */
+	bool		have_start;		/* txn_file/txn_pos are set */
+	char		txn_file[BLPG_FILE_LEN];
+	uint64		txn_pos;
+	uint64		txn_changes;	/* changes numbered so far (put or skipped) */
+	bool		begin_put;		/* BEGIN counted */
+	char		gtid[BLPG_GTID_LEN];
+	int64		commit_ts_us;
+	char		state_before[BLPG_GTID_LEN];
+
+	/* changes to skip in the first transaction after a restart */
+	uint64		skip;
+
+	/* after the last complete transaction */
+	char		done_file[BLPG_FILE_LEN];
+	uint64		done_pos;
+
+	/* MariaDB GTID state */
+	maria_domain domains[MAX_DOMAINS];
+	int			ndomains;
+
+	/* MariaDB GTID of the open transaction, committed into domains */
+	bool		pending_maria;
+	uint32		pending_domain;
+	uint32		pending_server;
+	uint64		pending_seq;
+
+	bool		ddl_seen;
+	HTAB	   *tables;			/* version -> canonical table map */
+	bl_buf		scratch;
+	StringInfoData entry;
+};
+
+static void parse_gtid_state(blpg_sink *s, const char *gtid_state);
+
+blpg_sink *
+blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
+				 uint64 pos, uint64 skip, const char *gtid_state)
+{
+	blpg_sink  *s = palloc0(sizeof(blpg_sink));
+	HASHCTL		ctl;
+
+	s->slot = slot;
+	s->filter = filter;
+	s->skip = skip;
+	s->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw sink",
+								   ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(canon_table);
+	ctl.hcxt = s->cxt;
+	s->tables = hash_create("binlog_fdw canonical tables", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	bl_buf_init(&s->scratch);
+	initStringInfo(&s->entry);
+	strlcpy(s->done_file, file, sizeof(s->done_file));
+	s->done_pos = pos;
+	parse_gtid_state(s, gtid_state);
+	return s;
+}
+
+/* "d-s-n,d-s-n" into the domain table */
+static void
+parse_gtid_state(blpg_sink *s, const char *gtid_state)
+{
+	s->ndomains = 0;
+	if (gtid_state)
+	{
+		const char *p = gtid_state;
+
+		while (*p && s->ndomains < MAX_DOMAINS)
+		{
+			unsigned int d,
+						sv;
+			unsigned long long n;
+			int			used;
+
+			if (sscanf(p, "%u-%u-%llu%n", &d, &sv, &n, &used) != 3)
+				break;
+			s->domains[s->ndomains].domain = d;
+			s->domains[s->ndomains].server = sv;
+			s->domains[s->ndomains].seq = n;
+			s->ndomains++;
+			p += used;
+			if (*p == ',')
+				p++;
+		}
+	}
+}
+
+static void
+gtid_state_text(blpg_sink *s, char *out, size_t outlen)
+{
+	size_t		len = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < s->ndomains && len < outlen; i++)
+		len += snprintf(out + len, outlen - len, "%s%u-%u-%llu", i ? "," : "",
+						s->domains[i].domain, s->domains[i].server,
+						(unsigned long long) s->domains[i].seq);
+}
+
+static void
+maria_commit(blpg_sink *s, uint32 domain, uint32 server, uint64 seq)
+{
+	int			i;
+
+	for (i = 0; i < s->ndomains; i++)
+		if (s->domains[i].domain == domain)
+			break;
+	if (i == s->ndomains)
+	{
+		if (s->ndomains == MAX_DOMAINS)
+			return;
+		/* keep domains sorted for a stable text */
+		while (i > 0 && s->domains[i - 1].domain > domain)
+		{
+			s->domains[i] = s->domains[i - 1];
+			i--;
+		}
+		s->ndomains++;
+	}
+	s->domains[i].domain = domain;
+	s->domains[i].server = server;
+	s->domains[i].seq = seq;
+}
+
+/* The open MariaDB transaction committed: its GTID joins the state. */
+static void
+maria_gtid_done(blpg_sink *s)
+{
+	if (s->pending_maria)
+		maria_commit(s, s->pending_domain, s->pending_server, s->pending_seq);
+	s->pending_maria = false;
+}
+
+/* ---- entries ---- */
+
+typedef struct entry_strings
+{
+	const char *file;
+	const char *schema;
+	size_t		schema_len;
+	const char *table;
+	size_t		table_len;
+	const char *gtid_state;
+} entry_strings;
+
+/* Start an entry: header and the variable strings; payload follows. */
+static blpg_entry *
+entry_begin(blpg_sink *s, blpg_entry_kind kind, const bl_event *ev,
+			const entry_strings *str)
+{
+	blpg_entry	h;
+	const char *file = str->file;
+	const char *state = str->gtid_state ? str->gtid_state : s->state_before;
+
+	memset(&h, 0, sizeof(h));
+	h.kind = kind;
+	h.server_id = ev->server_id;
+	h.event_ts = ev->timestamp;
+	h.event_pos = ev->pos;
+	h.event_next_pos = ev->next_pos;
+	h.commit_ts_us = s->commit_ts_us;
+	h.txn_pos = s->txn_pos;
+	h.txn_change_first = s->txn_changes;
+	h.file_len = strlen(file);
+	h.txn_file_len = strlen(s->txn_file);
+	h.gtid_len = strlen(s->gtid);
+	h.gtid_state_len = strlen(state);
+	h.schema_len = str->schema_len;
+	h.table_len = str->table_len;
+	resetStringInfo(&s->entry);
+	appendBinaryStringInfo(&s->entry, (const char *) &h, sizeof(h));
+	appendBinaryStringInfo(&s->entry, file, h.file_len);
+	appendBinaryStringInfo(&s->entry, s->txn_file, h.txn_file_len);
+	appendBinaryStringInfo(&s->entry, s->gtid, h.gtid_len);
+	appendBinaryStringInfo(&s->entry, state, h.gtid_state_len);
+	if (str->schema_len)
+		appendBinaryStringInfo(&s->entry, str->schema, str->schema_len);
+	if (str->table_len)
+		appendBinaryStringInfo(&s->entry, str->table, str->table_len);
+	return (blpg_entry *) s->entry.data;
+}
+
+/* Finish and put the entry being built; nchanges set by the caller. */
+static bool
+entry_put(blpg_sink *s, uint32 nchanges)
+{
+	blpg_entry *e;
+	uint64		len = BLPG_ENTRY_ALIGN(s->entry.len);
+
+	while (s->entry.len < len)
+		appendStringInfoChar(&s->entry, '\0');
+	e = (blpg_entry *) s->entry.data;
+	e->total_len = (uint32) len;
+	e->nchanges = nchanges;
+	e->payload_len = (uint32) (len - sizeof(blpg_entry) - e->file_len - e->txn_file_len -
+							   e->gtid_len - e->gtid_state_len - e->schema_len - e->table_len);
+	if (len > blpg_ring_max_entry(s->slot))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a change of %llu bytes does not fit in the ring of source \"%s\"",
+						(unsigned long long) len, s->slot->server_name),
+				 errdetail("An entry can take at most half of binlog_fdw.ring_size (%llu bytes).",
+						   (unsigned long long) s->slot->ring_size),
+				 errhint("Raise binlog_fdw.ring_size and restart the server.")));
+	if (!blpg_ring_put(s->slot, e))
+		return false;
+	s->txn_changes += nchanges;
+	return true;
+}
+
+/* Count a change toward the skip; true if it must not be put. */
+static inline bool
+skipping(blpg_sink *s)
+{
+	if (s->skip == 0)
+		return false;
+	s->skip--;
+	s->txn_changes++;
+	return true;
+}
+
+static void
+start_txn(blpg_sink *s, const char *file, uint64 pos)
+{
+	if (!s->have_start)
+	{
+		strlcpy(s->txn_file, file, sizeof(s->txn_file));
+		s->txn_pos = pos;
+		s->have_start = true;
+	}
+	s->in_txn = true;
+	s->txn_changes = 0;
+	s->begin_put = false;
+	gtid_state_text(s, s->state_before, sizeof(s->state_before));
+}
+
+static void
+end_txn(blpg_sink *s, const char *file, uint64 next_pos)
+{
+	s->in_txn = false;
+	s->have_start = false;
+	s->begin_put = false;
+	s->txn_changes = 0;
+	s->skip = 0;				/* the skip only ever applies to the first
+								 * transaction */
+	if (next_pos)
+	{
+		strlcpy(s->done_file, file, sizeof(s->done_file));
+		s->done_pos = next_pos;
+	}
+	s->gtid[0] = '\0';
+	s->commit_ts_us = 0;
+}
+
+/* The BEGIN marker, put before the first change of a transaction. */
+static bool
+put_begin(blpg_sink *s, const bl_event *ev, const char *file)
+{
+	entry_strings str = {file, NULL, 0, NULL, 0, NULL};
+
+	if (s->begin_put)
+		return true;
+	s->begin_put = true;
+	if (skipping(s))
+		return true;
+	entry_begin(s, BLPG_ENTRY_BEGIN, ev, &str);
+	return entry_put(s, 1);
+}
+
+static const canon_table *
+canonical_table(blpg_sink *s, const bl_table *t)
+{
+	bool		found;
+	canon_table *c = hash_search(s->tables, &t->version, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		bl_buf_reset(&s->scratch);
+		if (bl_table_serialize(t, t->version, &s->scratch) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory encoding the table map of %s.%s",
+							t->schema.ptr, t->name.ptr)));
+		c->bytes = MemoryContextAlloc(s->cxt, s->scratch.len);
+		memcpy(c->bytes, s->scratch.data, s->scratch.len);
+		c->len = (uint32) s->scratch.len;
+		if (hash_get_num_entries(s->tables) > 10000)
+		{
+			/* bounded: forget everything but this one next time */
+			canon_table keep = *c;
+
+			hash_destroy(s->tables);
+			MemoryContextReset(s->cxt);
+			{
+				HASHCTL		ctl;
+
+				ctl.keysize = sizeof(uint32);
+				ctl.entrysize = sizeof(canon_table);
+				ctl.hcxt = s->cxt;
+				s->tables = hash_create("binlog_fdw canonical tables", 64, &ctl,
+										HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+			}
+			c = hash_search(s->tables, &keep.version, HASH_ENTER, &found);
+			c->bytes = NULL;
+			c->len = 0;
+			return canonical_table(s, t);
+		}
+	}
+	return c;
+}
+
+static bool
+put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
+{
+	bl_rows_event *r = &ev->u.rows;
+	const bl_table *t = r->table;
+	const canon_table *ct;
+	entry_strings str;
+	blpg_entry *e;
+	uint32		nrows = 0;
+	uint32		skip_rows = 0;
+	bl_error	err;
+	int			rc;
+	size_t		tm_off;
+
+	if (t == NULL)
+		return true;			/* a rows event without rows */
+	if (!blpg_filter_match(s->filter, t->schema.ptr, t->schema.len,
+						   t->name.ptr, t->name.len))
+		return true;
+	if (!s->in_txn)
+		start_txn(s, file, ev->pos);
+	if (!put_begin(s, ev, file))
+		return false;
+
+	/* count the rows: the values are checked on the way */
+	memset(&err, 0, sizeof(err));
+	while ((rc = bl_rows_next(dec, r, NULL, NULL, &err)) == 1)
+		nrows++;
+	if (rc < 0)
+		blpg_report_decoder_error(ERROR, &err, s->slot->server_name);
+	while (skip_rows < nrows && skipping(s))
+		skip_rows++;
+	if (skip_rows == nrows)
+		return true;
+
+	ct = canonical_table(s, t);
+	str.file = file;
+	str.schema = t->schema.ptr;
+	str.schema_len = t->schema.len;
+	str.table = t->name.ptr;
+	str.table_len = t->name.len;
+	str.gtid_state = NULL;
+	entry_begin(s, BLPG_ENTRY_ROWS, ev, &str);
+	tm_off = s->entry.len;
+	appendBinaryStringInfo(&s->entry, ct->bytes, ct->len);
+	bl_buf_reset(&s->scratch);
+	if (bl_rows_serialize(ev, t->version, &s->scratch) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory encoding a rows event")));
+	appendBinaryStringInfo(&s->entry, s->scratch.data, s->scratch.len);
+	e = (blpg_entry *) s->entry.data;
+	e->op = r->op;
+	e->rows_skip = skip_rows;
+	e->tablemap_len = ct->len;
+	(void) tm_off;
+	return entry_put(s, nrows - skip_rows);
+}
+
+static bool
+put_commit(blpg_sink *s, const bl_event *ev, const char *file, uint64 xid)
+{
+	entry_strings str = {file, NULL, 0, NULL, 0, NULL};
+	char		state[BLPG_GTID_LEN];
+
+	if (!s->begin_put || skipping(s))
+		return true;
+	gtid_state_text(s, state, sizeof(state));
+	str.gtid_state = state;
+	entry_begin(s, BLPG_ENTRY_COMMIT, ev, &str);
+	((blpg_entry *) s->entry.data)->xid = xid;
+	return entry_put(s, 1);
+}
+
+static bool
+sql_is(const bl_str *sql, const char *word)
+{
+	size_t		n = strlen(word);
+
+	return sql->len >= n && pg_strncasecmp(sql->ptr, word, n) == 0 &&
+		(sql->len == n || !isalnum((unsigned char) sql->ptr[n]));
+}
+
+/*
+ * The table a DDL statement is about, for the filter: the identifier after
+ * TABLE (or the first of RENAME TABLE); "" if not found.
+ */
+static void
+ddl_target(const bl_str *sql, const bl_str *db, char *schema, size_t slen,
+		   char *table, size_t tlen)
+{
+	const char *p = sql->ptr;
+	const char *end = sql->ptr + sql->len;
+	const char *kw = NULL;
+
+	snprintf(schema, slen, "%.*s", (int) db->len, db->ptr);
+	table[0] = '\0';
+	for (const char *q = p; q + 5 <= end; q++)
+	{
+		if (pg_strncasecmp(q, "table", 5) == 0 &&
+			(q == p || !isalnum((unsigned char) q[-1])) &&
+			(q + 5 == end || isspace((unsigned char) q[5])))
+		{
+			kw = q + 5;
+			break;
+		}
+	}
+	if (kw == NULL)
+		return;
+	while (kw < end && isspace((unsigned char) *kw))
+		kw++;
+	/* IF [NOT] EXISTS */
+	if (end - kw > 2 && pg_strncasecmp(kw, "if ", 3) == 0)
+	{
+		kw += 3;
+		while (kw < end && !isspace((unsigned char) *kw))
+			kw++;				/* NOT or EXISTS */
+		while (kw < end && isspace((unsigned char) *kw))
+			kw++;
+		if (end - kw > 6 && pg_strncasecmp(kw, "exists", 6) == 0)
+			kw += 6;
+		while (kw < end && isspace((unsigned char) *kw))
+			kw++;
+	}
+	{
+		char		ident[2][256];
+		int			nid = 0;
+
+		while (kw < end && nid < 2)
+		{
+			size_t		n = 0;
+
+			if (*kw == '`')
+			{
+				kw++;
+				while (kw < end && n < 255)
+				{
+					if (*kw == '`' && kw + 1 < end && kw[1] == '`')
+					{
+						ident[nid][n++] = '`';
+						kw += 2;
+					}
+					else if (*kw == '`')
+					{
+						kw++;
+						break;
+					}
+					else
+						ident[nid][n++] = *kw++;
+				}
+			}
+			else
+				while (kw < end && n < 255 && (isalnum((unsigned char) *kw) || *kw == '_' || *kw == '$' ||
+											   (unsigned char) *kw >= 0x80))
+					ident[nid][n++] = *kw++;
+			ident[nid][n] = '\0';
+			nid++;
+			if (kw < end && *kw == '.')
+				kw++;
+			else
+				break;
+		}
+		if (nid == 2)
+		{
+			snprintf(schema, slen, "%s", ident[0]);
+			snprintf(table, tlen, "%s", ident[1]);
+		}
+		else if (nid == 1)
+			snprintf(table, tlen, "%s", ident[0]);
+	}
+}
+
+static bool
+put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
+{
+	const bl_str *sql = &ev->u.query.sql;
+	char		schema[256];
+	char		table[256];
+	char		state[BLPG_GTID_LEN];
+	entry_strings str;
+	blpg_entry *e;
+
+	s->ddl_seen = true;
+	ddl_target(sql, &ev->u.query.db, schema, sizeof(schema), table, sizeof(table));
+	if (!blpg_filter_match(s->filter, schema, strlen(schema), table, strlen(table)))
+		return true;
+	if (skipping(s))
+		return true;
+	gtid_state_text(s, state, sizeof(state));
+	str.file = file;
+	str.schema = schema;
+	str.schema_len = strlen(schema);
+	str.table = table;
+	str.table_len = strlen(table);
+	str.gtid_state = state;
+	entry_begin(s, BLPG_ENTRY_DDL, ev, &str);
+	e = (blpg_entry *) s->entry.data;
+	e->ddl_collation = ev->u.query.charset_client;
+	/* the db the statement ran in, then the text */
+	appendBinaryStringInfo(&s->entry, (const char *) &ev->u.query.db.len, sizeof(uint32));
+	appendBinaryStringInfo(&s->entry, ev->u.query.db.ptr, ev->u.query.db.len);
+	appendBinaryStringInfo(&s->entry, sql->ptr, sql->len);
+	return entry_put(s, 1);
+}
+
+bool
+blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
+{
+	const char *file = bl_decoder_file(dec);
+
+	switch (ev->type)
+	{
+		case BL_EV_GTID:
+		case BL_EV_ANONYMOUS_GTID:
+		case BL_EV_GTID_TAGGED:
+		case BL_EV_MARIA_GTID:
+			strlcpy(s->txn_file, file, sizeof(s->txn_file));
+			s->txn_pos = ev->pos;
+			s->have_start = true;
+			strlcpy(s->gtid, ev->u.gtid.text, sizeof(s->gtid));
+			s->commit_ts_us = (int64) ev->u.gtid.commit_ts_us;
+			if (ev->type == BL_EV_MARIA_GTID && !ev->u.gtid.standalone)
+				start_txn(s, file, ev->pos);
+			else
+				gtid_state_text(s, s->state_before, sizeof(s->state_before));
+			if (ev->type == BL_EV_MARIA_GTID)
+			{
+				s->pending_maria = true;
+				s->pending_domain = ev->u.gtid.domain_id;
+				s->pending_server = ev->server_id;
+				s->pending_seq = ev->u.gtid.seq_no;
+			}
+			return true;
+
+		case BL_EV_QUERY:
+		case BL_EV_MARIA_QUERY_COMPRESSED:
+			{
+				const bl_str *sql = &ev->u.query.sql;
+
+				if (sql_is(sql, "BEGIN") || sql_is(sql, "XA START"))
+				{
+					if (!s->in_txn)
+					{
+						if (s->commit_ts_us == 0)
+							s->commit_ts_us = (int64) ev->timestamp * 1000000;
+						start_txn(s, file, ev->pos);
+					}
+					return true;
+				}
+				if (sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
+					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
+				{
+					bool		ok = true;
+
+					if (s->in_txn)
+					{
+						maria_gtid_done(s);
+						ok = put_commit(s, ev, file, 0);
+					}
+					end_txn(s, file, ev->next_pos);
+					return ok;
+				}
+				if (sql_is(sql, "SAVEPOINT") || sql_is(sql, "ROLLBACK TO") ||
+					sql_is(sql, "RELEASE SAVEPOINT") || sql_is(sql, "XA PREPARE"))
+					return true;
+				/* a statement of its own: DDL (implicitly committing) */
+				{
+					bool		ok;
+
+					if (!s->have_start)
+					{
+						strlcpy(s->txn_file, file, sizeof(s->txn_file));
+						s->txn_pos = ev->pos;
+						s->have_start = true;
+					}
+					if (s->commit_ts_us == 0)
+						s->commit_ts_us = (int64) ev->timestamp * 1000000;
+					s->txn_changes = 0;
+					maria_gtid_done(s);
+					ok = put_ddl(s, ev, file);
+					end_txn(s, file, ev->next_pos);
+					return ok;
+				}
+			}
+
+		case BL_EV_XID:
+			{
+				bool		ok = true;
+
+				if (s->in_txn)
+				{
+					maria_gtid_done(s);
+					ok = put_commit(s, ev, file, ev->u.xid.xid);
+				}
+				end_txn(s, file, ev->next_pos);
+				return ok;
+			}
+
+		case BL_EV_MARIA_GTID_LIST:
+			if (s->ndomains == 0 && ev->u.gtid_set.text.len > 0)
+			{
+				char	   *text = pnstrdup(ev->u.gtid_set.text.ptr, ev->u.gtid_set.text.len);
+
+				parse_gtid_state(s, text);
+				pfree(text);
+			}
+			return true;
+
+		default:
+			if (bl_event_is_rows(ev->type))
+				return put_rows(s, dec, ev, file);
+			return true;
+	}
+}
+
+void
+blpg_sink_resume_position(blpg_sink *s, blpg_position *pos)
+{
+	memset(pos, 0, sizeof(*pos));
+	if (s->in_txn || (s->have_start && s->txn_changes > 0))
+	{
+		strlcpy(pos->file, s->txn_file, sizeof(pos->file));
+		pos->pos = s->txn_pos;
+		pos->skip = s->txn_changes;
+		strlcpy(pos->gtid_state, s->state_before, sizeof(pos->gtid_state));
+	}
+	else
+	{
+		strlcpy(pos->file, s->done_file, sizeof(pos->file));
+		pos->pos = s->done_pos;
+		pos->skip = 0;
+		gtid_state_text(s, pos->gtid_state, sizeof(pos->gtid_state));
+	}
+	s->in_txn = false;
+	s->have_start = false;
+	s->begin_put = false;
+	s->txn_changes = 0;
+	s->skip = pos->skip;
+}
+
+bool
+blpg_sink_take_ddl_seen(blpg_sink *s)
+{
+	bool		seen = s->ddl_seen;
+
+	s->ddl_seen = false;
+	return seen;
+}

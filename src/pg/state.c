@@ -1,0 +1,182 @@
+/*
+ * state.c
+ *	  binlog_fdw.source_state: one row per source with the position where
+ *	  streaming resumes (the start of the first transaction not fully
+ *	  acknowledged, plus how many of its changes were), written through SPI
+ *	  in the caller's transaction so that it commits or aborts together with
+ *	  whatever the caller did with the changes.
+ *
+ * Consumers may be unprivileged roles granted the SQL functions; the table
+ * itself belongs to the extension's owner, so the writes run as that owner
+ * (SECURITY_LOCAL_USERID_CHANGE), as PostgreSQL's own RI triggers do.
+ */
+#include "binlog_fdw.h"
+#include "blpg_state.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "access/htup_details.h"
+
+static Oid
+state_owner(void)
+{
+	Oid			nsp = get_namespace_oid("binlog_fdw", false);
+	Oid			rel = get_relname_relid("source_state", nsp);
+	HeapTuple	tup;
+	Oid			owner;
+
+	if (!OidIsValid(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table binlog_fdw.source_state does not exist"),
+				 errhint("Is the binlog_fdw extension installed in this database?")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", rel);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/* Run fn(arg) with the privileges of the state table's owner, in SPI. */
+static void
+run_as_owner(void (*fn) (void *), void *arg)
+{
+	Oid			save_userid;
+	int			save_sec;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(state_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		fn(arg);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec);
+	}
+	PG_END_TRY();
+}
+
+typedef struct state_call
+{
+	Oid			serverid;
+	const char *server_name;
+	blpg_position *pos;
+	bool		found;
+} state_call;
+
+static void
+load_fn(void *arg)
+{
+	state_call *c = arg;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(c->serverid);
+	if (SPI_execute_with_args("SELECT file, pos, skip, gtid, gtid_state "
+							  "FROM binlog_fdw.source_state WHERE srvid = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.source_state");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *s;
+		bool		isnull;
+		Datum		d;
+
+		s = SPI_getvalue(tup, desc, 1);
+		strlcpy(c->pos->file, s ? s : "", sizeof(c->pos->file));
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		c->pos->pos = isnull ? 0 : (uint64) DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		c->pos->skip = isnull ? 0 : (uint64) DatumGetInt64(d);
+		s = SPI_getvalue(tup, desc, 4);
+		strlcpy(c->pos->gtid, s ? s : "", sizeof(c->pos->gtid));
+		s = SPI_getvalue(tup, desc, 5);
+		strlcpy(c->pos->gtid_state, s ? s : "", sizeof(c->pos->gtid_state));
+		c->found = c->pos->file[0] != '\0';
+	}
+}
+
+bool
+blpg_state_load(Oid serverid, blpg_position *pos)
+{
+	state_call	c = {serverid, NULL, pos, false};
+
+	memset(pos, 0, sizeof(*pos));
+	run_as_owner(load_fn, &c);
+	return c.found;
+}
+
+static void
+save_fn(void *arg)
+{
+	state_call *c = arg;
+	const blpg_position *pos = c->pos;
+	Oid			argtypes[7] = {OIDOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID};
+	Datum		args[7];
+	char		nulls[8] = "       ";
+
+	args[0] = ObjectIdGetDatum(c->serverid);
+	args[1] = CStringGetTextDatum(c->server_name);
+	args[2] = CStringGetTextDatum(pos->file);
+	args[3] = Int64GetDatum((int64) pos->pos);
+	args[4] = Int64GetDatum((int64) pos->skip);
+	args[5] = CStringGetTextDatum(pos->gtid);
+	args[6] = CStringGetTextDatum(pos->gtid_state);
+	if (pos->gtid[0] == '\0')
+		nulls[5] = 'n';
+	if (pos->gtid_state[0] == '\0')
+		nulls[6] = 'n';
+	if (SPI_execute_with_args("INSERT INTO binlog_fdw.source_state AS s "
+							  "(srvid, server_name, file, pos, skip, gtid, gtid_state, updated_at) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) "
+							  "ON CONFLICT (srvid) DO UPDATE SET server_name = excluded.server_name, "
+							  "file = excluded.file, pos = excluded.pos, skip = excluded.skip, "
+							  "gtid = coalesce(excluded.gtid, s.gtid), "
+							  "gtid_state = coalesce(excluded.gtid_state, s.gtid_state), "
+							  "updated_at = excluded.updated_at",
+							  7, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not write binlog_fdw.source_state");
+}
+
+void
+blpg_state_save(Oid serverid, const char *server_name, const blpg_position *pos)
+{
+	state_call	c = {serverid, server_name, (blpg_position *) pos, false};
+
+	run_as_owner(save_fn, &c);
+}
+
+static void
+forget_fn(void *arg)
+{
+	state_call *c = arg;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(c->serverid);
+	if (SPI_execute_with_args("DELETE FROM binlog_fdw.source_state WHERE srvid = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not write binlog_fdw.source_state");
+}
+
+void
+blpg_state_forget(Oid serverid)
+{
+	state_call	c = {serverid, NULL, NULL, false};
+
+	run_as_owner(forget_fn, &c);
+}

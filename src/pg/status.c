@@ -1,0 +1,105 @@
+/*
+ * status.c
+ *	  binlog_fdw.status(): one row per started source, from its slot (the
+ *	  binlog_fdw.status view selects it).
+ */
+#include "binlog_fdw.h"
+#include "blpg_shmem.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_status);
+
+#define STATUS_COLS 26
+
+static Datum
+text_or_null(const char *s, bool *isnull)
+{
+	*isnull = s[0] == '\0';
+	return *isnull ? (Datum) 0 : CStringGetTextDatum(s);
+}
+
+Datum
+binlog_fdw_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	blpg_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < blpg_shared->max_sources; i++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[i];
+		blpg_slot	s;
+		Datum		values[STATUS_COLS];
+		bool		nulls[STATUS_COLS];
+		TimestampTz now = GetCurrentTimestamp();
+		int			c = 0;
+
+		LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+		if (!slot->in_use || slot->dboid != MyDatabaseId)
+		{
+			LWLockRelease(&blpg_shared->lock);
+			continue;
+		}
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		memcpy(&s, slot, sizeof(blpg_slot));
+		LWLockRelease(&slot->lock);
+		LWLockRelease(&blpg_shared->lock);
+
+		memset(nulls, false, sizeof(nulls));
+		values[c++] = CStringGetTextDatum(s.server_name);
+		values[c] = Int32GetDatum(s.worker_pid);
+		nulls[c++] = s.worker_pid == 0;
+		values[c++] = CStringGetTextDatum(blpg_state_name(s.state));
+		values[c] = TimestampTzGetDatum(s.connected_since);
+		nulls[c++] = s.connected_since == 0 || s.state != BLPG_STATE_STREAMING;
+		values[c] = text_or_null(s.source_version, &nulls[c]);
+		c++;
+		values[c] = text_or_null(s.binlog_format, &nulls[c]);
+		c++;
+		values[c] = text_or_null(s.read.file, &nulls[c]);
+		c++;
+		values[c] = Int64GetDatum((int64) s.read.pos);
+		nulls[c++] = s.read.file[0] == '\0';
+		values[c] = text_or_null(s.acked.file, &nulls[c]);
+		c++;
+		values[c] = Int64GetDatum((int64) s.acked.pos);
+		nulls[c++] = s.acked.file[0] == '\0';
+		values[c++] = Int64GetDatum((int64) s.acked.skip);
+		values[c] = text_or_null(s.acked.gtid, &nulls[c]);
+		c++;
+		values[c] = text_or_null(s.acked.gtid_state, &nulls[c]);
+		c++;
+		/* lag: age of the newest thing heard from the source */
+		if ((s.state == BLPG_STATE_STREAMING || s.state == BLPG_STATE_RING_FULL) &&
+			(s.last_event_ts || s.last_heartbeat))
+		{
+			TimestampTz newest = Max(s.last_event_ts, s.last_heartbeat);
+
+			values[c++] = Float8GetDatum(Max(0.0, (double) (now - newest) / 1e6));
+		}
+		else
+			nulls[c++] = true;
+		values[c++] = Int64GetDatum((int64) (s.put_off - s.ack_off));
+		values[c++] = Int64GetDatum((int64) s.ring_size);
+		values[c++] = Int64GetDatum((int64) s.entries);
+		values[c++] = Int64GetDatum((int64) (s.put_seq - s.ack_seq));
+		values[c++] = Float8GetDatum(s.changes_per_sec);
+		values[c++] = Int64GetDatum((int64) s.put_seq);
+		values[c++] = Int64GetDatum((int64) s.ack_seq);
+		values[c++] = Int32GetDatum(s.nbatches);
+		values[c] = TimestampTzGetDatum(s.last_heartbeat);
+		nulls[c++] = s.last_heartbeat == 0;
+		values[c] = text_or_null(s.last_error, &nulls[c]);
+		c++;
+		values[c] = TimestampTzGetDatum(s.last_error_time);
+		nulls[c++] = s.last_error_time == 0;
+		values[c++] = Int64GetDatum((int64) s.peak_worker_rss_kb);
+		Assert(c == STATUS_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,509 @@
+/*
+ * worker.c
+ *	  The streaming worker of one source: a MySQL/MariaDB replica that
+ *	  decodes the binlog and puts the changes into the source's ring.
+ *
+ * Lifecycle: read the server's options and the durable position
+ * (binlog_fdw.source_state); reset the ring; then sessions until stopped.
+ * A session connects (TLS per ssl_mode), checks the source (ROW format,
+ * privileges, server_id), starts the dump where the last one ended, and
+ * streams: decode, filter, put (waiting while the ring is full).  Any error
+ * ends the session; the next one starts after a growing delay at the last
+ * transaction boundary put into the ring, skipping the changes of an open
+ * transaction already put, so nothing is lost or put twice.  A rewind
+ * request (a consumer lost changes it had released) resets the ring and
+ * restarts at the durable position.
+ *
+ * The first start without a durable position resolves the "start" option
+ * to a concrete position and records it before streaming, so that changes
+ * read before the first acknowledgement are read again after a crash.
+ */
+#include "binlog_fdw.h"
+#include "blpg_filter.h"
+#include "blpg_options.h"
+#include "blpg_ring.h"
+#include "blpg_sink.h"
+#include "blpg_state.h"
+#include "blpg_worker.h"
+
+#include "bl_mysql_source.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+static volatile sig_atomic_t got_sigterm = false;
+
+typedef struct worker_ctx
+{
+	blpg_slot  *slot;
+	blpg_source_config *cfg;
+	bl_source_options sopts;
+	blpg_filter *filter;
+	bool		have_start;		/* start holds the next session's start */
+	blpg_position start;
+	bool		streamed;		/* the last session got past connecting */
+
+	/* resources of the current session, released by end_session() */
+	bl_source  *src;
+	bl_schema_cache *schema;
+	bl_decoder *dec;
+	blpg_sink  *sink;
+} worker_ctx;
+
+static void
+handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+static bool
+should_stop(blpg_slot *slot)
+{
+	bool		stop;
+
+	if (got_sigterm)
+		return true;
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	stop = slot->stop_requested;
+	LWLockRelease(&slot->lock);
+	return stop;
+}
+
+static void
+set_state(blpg_slot *slot, blpg_worker_state state)
+{
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	slot->state = state;
+	if (state == BLPG_STATE_STREAMING)
+		slot->connected_since = GetCurrentTimestamp();
+	LWLockRelease(&slot->lock);
+}
+
+static void
+worker_exit(int code, Datum arg)
+{
+	blpg_slot  *slot = (blpg_slot *) DatumGetPointer(arg);
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->worker_pid == MyProcPid)
+	{
+		slot->worker_pid = 0;
+		slot->state = BLPG_STATE_STOPPED;
+	}
+	LWLockRelease(&slot->lock);
+	ConditionVariableBroadcast(&slot->put_cv);
+	ConditionVariableBroadcast(&slot->space_cv);
+}
+
+/* Source error: an ERROR naming the server, file and position. */
+static void
+source_error(worker_ctx *w, const bl_error *err)
+{
+	const char *hint = NULL;
+
+	if (strstr(err->message, "1236") && (strstr(err->message, "ould not find") ||
+										 strstr(err->message, "purged") ||
+										 strstr(err->message, "not exist")))
+		hint = "The source no longer has the binlog at this position (purged?). Nothing after it was skipped: take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.";
+	ereport(ERROR,
+			(errcode(blpg_errcode(err->code)),
+			 errmsg("source \"%s\": %s", w->cfg->server_name, err->message),
+			 err->file[0] ? errcontext("binlog file %s, position %llu", err->file,
+									   (unsigned long long) err->position) : 0,
+			 hint ? errhint("%s", hint) : 0));
+}
+
+static void
+record_position(worker_ctx *w, const blpg_position *pos)
+{
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	blpg_state_save(w->cfg->serverid, w->cfg->server_name, pos);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+	w->slot->acked = *pos;
+	LWLockRelease(&w->slot->lock);
+}
+
+static void
+end_session(worker_ctx *w)
+{
+	if (w->sink && w->src)
+	{
+		blpg_position pos;
+
+		blpg_sink_resume_position(w->sink, &pos);
+		if (pos.file[0] || pos.gtid_state[0])
+		{
+			w->start = pos;
+			w->have_start = true;
+		}
+	}
+	w->sink = NULL;
+	if (w->src)
+		bl_source_close(w->src);
+	w->src = NULL;
+	if (w->schema)
+		bl_schema_cache_destroy(w->schema);
+	w->schema = NULL;
+	if (w->dec)
+		bl_decoder_destroy(w->dec);
+	w->dec = NULL;
+}
+
+static void
+update_stats(worker_ctx *w, bool force)
+{
+	static TimestampTz last = 0;
+	static uint64 last_seq = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	blpg_slot  *slot = w->slot;
+
+	if (!force && now - last < 200 * 1000)
+		return;
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (last != 0 && now > last)
+		slot->changes_per_sec = (double) (slot->put_seq - last_seq) * 1e6 / (double) (now - last);
+	last_seq = slot->put_seq;
+	if (w->src)
+	{
+		strlcpy(slot->read.file, bl_source_file(w->src), sizeof(slot->read.file));
+		slot->read.pos = bl_source_position(w->src);
+	}
+	LWLockRelease(&slot->lock);
+	last = now;
+}
+
+/* Where the first session of a never-started source begins. */
+static void
+resolve_start(worker_ctx *w)
+{
+	const char *start = w->cfg->start;
+	bl_error	err;
+	blpg_position pos;
+
+	memset(&err, 0, sizeof(err));
+	memset(&pos, 0, sizeof(pos));
+	if (strcmp(start, "current") == 0)
+	{
+		char		gtid[BLPG_GTID_LEN];
+
+		if (bl_source_current_position(w->src, pos.file, sizeof(pos.file), &pos.pos,
+									   gtid, sizeof(gtid), &err) != 0)
+			source_error(w, &err);
+		if (bl_source_get_info(w->src)->is_mariadb)
+			strlcpy(pos.gtid_state, gtid, sizeof(pos.gtid_state));
+	}
+	else if (strcmp(start, "earliest") == 0)
+	{
+		if (bl_source_first_file(w->src, pos.file, sizeof(pos.file), &err) != 0)
+			source_error(w, &err);
+		pos.pos = 4;
+	}
+	else if (strncmp(start, "gtid:", 5) == 0)
+		strlcpy(pos.gtid_state, start + 5, sizeof(pos.gtid_state));
+	else
+	{
+		const char *colon = strrchr(start, ':');
+
+		snprintf(pos.file, sizeof(pos.file), "%.*s", (int) (colon - start), start);
+		pos.pos = strtoull(colon + 1, NULL, 10);
+	}
+	record_position(w, &pos);
+	w->start = pos;
+	w->have_start = true;
+}
+
+static void
+process_event(worker_ctx *w, bl_event *ev, bool *stop)
+{
+	blpg_slot  *slot = w->slot;
+
+	if (ev->type == BL_EV_HEARTBEAT || ev->type == BL_EV_HEARTBEAT_V2)
+	{
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		slot->last_heartbeat = slot->last_activity = GetCurrentTimestamp();
+		LWLockRelease(&slot->lock);
+		return;
+	}
+	if (ev->timestamp != 0)
+	{
+		slot->last_event_ts = time_t_to_timestamptz((pg_time_t) ev->timestamp);
+		slot->last_activity = GetCurrentTimestamp();
+	}
+	if (!blpg_sink_event(w->sink, w->dec, ev))
+		*stop = true;
+}
+
+static void
+run_session(worker_ctx *w)
+{
+	blpg_slot  *slot = w->slot;
+	bl_error	err;
+	const bl_source_info *info;
+	bl_decoder_options dopts;
+	MemoryContext event_cxt;
+	MemoryContext old;
+	bool		stop = false;
+
+	memset(&err, 0, sizeof(err));
+	set_state(slot, BLPG_STATE_CONNECTING);
+	w->src = bl_source_connect(&w->sopts, &err);
+	if (w->src == NULL)
+		source_error(w, &err);
+	info = bl_source_get_info(w->src);
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	strlcpy(slot->source_version, info->version, sizeof(slot->source_version));
+	strlcpy(slot->binlog_format, info->binlog_format, sizeof(slot->binlog_format));
+	LWLockRelease(&slot->lock);
+	if (bl_source_check(w->src, &err) != 0)
+	{
+		set_state(slot, BLPG_STATE_ERROR);
+		source_error(w, &err);
+	}
+	w->schema = bl_schema_cache_create(&w->sopts, &err);
+	if (w->schema == NULL)
+		source_error(w, &err);
+	bl_decoder_options_init(&dopts);
+	dopts.schema_lookup = bl_schema_cache_lookup;
+	dopts.schema_arg = w->schema;
+	w->dec = bl_decoder_create(&dopts);
+	if (w->dec == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+
+	if (!w->have_start)
+		resolve_start(w);
+	if (bl_source_start_dump_at(w->src, w->dec, w->start.file, w->start.pos,
+								w->start.file[0] ? NULL : w->start.gtid_state, &err) != 0)
+		source_error(w, &err);
+	w->sink = blpg_sink_create(slot, w->filter, w->start.file, w->start.pos,
+							   w->start.skip, w->start.gtid_state);
+	set_state(slot, BLPG_STATE_STREAMING);
+	w->streamed = true;
+
+	event_cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw event",
+									  ALLOCSET_DEFAULT_SIZES);
+	while (!stop)
+	{
+		const uint8_t *data;
+		size_t		len;
+		uint64_t	pos;
+		bl_event	ev;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (should_stop(slot) || slot->rewind_requested)
+			break;
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		MemoryContextReset(event_cxt);
+		old = MemoryContextSwitchTo(event_cxt);
+
+		rc = bl_source_next(w->src, w->dec, &data, &len, &pos, &err);
+		if (rc <= 0)
+		{
+			if (rc == 0)
+				bl_error_set(&err, BL_ERR_IO, "the source ended the binlog stream");
+			source_error(w, &err);
+		}
+		slot->bytes_read += len;
+		if (bl_decode_event(w->dec, data, len, pos, &ev, &err) != 0)
+			blpg_report_decoder_error(ERROR, &err, w->cfg->server_name);
+		process_event(w, &ev, &stop);
+		if (!stop && ev.type == BL_EV_TRANSACTION_PAYLOAD)
+		{
+			bl_event	inner;
+
+			while (!stop && (rc = bl_payload_next(w->dec, &inner, &err)) == 1)
+				process_event(w, &inner, &stop);
+			if (rc < 0)
+				blpg_report_decoder_error(ERROR, &err, w->cfg->server_name);
+		}
+		if (blpg_sink_take_ddl_seen(w->sink))
+		{
+			/* names and types may have changed */
+			bl_schema_cache_invalidate(w->schema, NULL, NULL);
+			bl_decoder_reset_tables(w->dec);
+		}
+		MemoryContextSwitchTo(old);
+		update_stats(w, false);
+	}
+	MemoryContextDelete(event_cxt);
+	update_stats(w, true);
+}
+
+/* Wait up to ms, waking on latch (stop requests); false if stopping. */
+static bool
+nap(blpg_slot *slot, long ms)
+{
+	TimestampTz until = GetCurrentTimestamp() + ms * 1000;
+
+	while (!should_stop(slot))
+	{
+		long		left = (until - GetCurrentTimestamp()) / 1000;
+
+		if (left <= 0)
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(left, 1000), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return false;
+}
+
+void
+blpg_worker_main(Datum main_arg)
+{
+	int			index = DatumGetInt32(main_arg);
+	blpg_slot  *slot;
+	worker_ctx	w;
+	Oid			dboid,
+				serverid,
+				userid;
+	volatile long delay = 1000;
+	MemoryContext worker_cxt;
+
+	pqsignal(SIGTERM, handle_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	slot = &blpg_shared->slots[index];
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	dboid = slot->dboid;
+	serverid = slot->serverid;
+	userid = slot->userid;
+	slot->worker_pid = MyProcPid;
+	slot->state = BLPG_STATE_STARTING;
+	LWLockRelease(&slot->lock);
+	before_shmem_exit(worker_exit, PointerGetDatum(slot));
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
+	pgstat_report_appname("binlog_fdw worker");
+
+	memset(&w, 0, sizeof(w));
+	w.slot = slot;
+	worker_cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw worker",
+									   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(worker_cxt);
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	{
+		MemoryContext old = MemoryContextSwitchTo(worker_cxt);
+
+		w.cfg = blpg_load_config(serverid, userid);
+		w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
+		w.have_start = blpg_state_load(serverid, &w.start);
+		MemoryContextSwitchTo(old);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(worker_cxt);
+
+	pgstat_report_activity(STATE_RUNNING, psprintf("binlog_fdw source %s", w.cfg->server_name));
+	bl_source_options_init(&w.sopts);
+	w.sopts.host = w.cfg->host;
+	w.sopts.port = (unsigned) w.cfg->port;
+	w.sopts.user = w.cfg->user;
+	w.sopts.password = w.cfg->password;
+	w.sopts.server_id = (uint32) w.cfg->server_id;
+	w.sopts.heartbeat_seconds = w.cfg->heartbeat;
+	w.sopts.connect_timeout = w.cfg->connect_timeout;
+	w.sopts.ssl_mode = w.cfg->ssl_mode;
+	w.sopts.ssl_ca = w.cfg->ssl_ca;
+	w.sopts.ssl_cert = w.cfg->ssl_cert;
+	w.sopts.ssl_key = w.cfg->ssl_key;
+
+	blpg_ring_reset(slot);
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	strlcpy(slot->server_name, w.cfg->server_name, NAMEDATALEN);
+	if (w.have_start)
+		slot->acked = w.start;
+	slot->rewind_requested = false;
+	LWLockRelease(&slot->lock);
+
+	while (!should_stop(slot))
+	{
+		MemoryContext session_cxt = AllocSetContextCreate(worker_cxt, "binlog_fdw session",
+														  ALLOCSET_DEFAULT_SIZES);
+		bool		rewind;
+
+		w.streamed = false;
+		MemoryContextSwitchTo(session_cxt);
+		PG_TRY();
+		{
+			run_session(&w);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(worker_cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			if (IsTransactionState())
+				AbortCurrentTransaction();
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s",
+					 edata->message, edata->hint ? " HINT: " : "",
+					 edata->hint ? edata->hint : "");
+			slot->last_error_time = GetCurrentTimestamp();
+			if (slot->state != BLPG_STATE_ERROR)
+				slot->state = BLPG_STATE_RECONNECTING;
+			LWLockRelease(&slot->lock);
+			ereport(LOG,
+					(errcode(edata->sqlerrcode),
+					 errmsg("%s", edata->message),
+					 edata->hint ? errhint("%s", edata->hint) : 0,
+					 edata->context ? errcontext("%s", edata->context) : 0));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(worker_cxt);
+		end_session(&w);
+		MemoryContextDelete(session_cxt);
+
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		rewind = slot->rewind_requested;
+		slot->rewind_requested = false;
+		LWLockRelease(&slot->lock);
+		if (rewind)
+		{
+			/* consumers lost changes they had released: start over */
+			blpg_ring_reset(slot);
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			w.start = slot->acked;
+			LWLockRelease(&slot->lock);
+			w.have_start = w.start.file[0] != '\0' || w.start.gtid_state[0] != '\0';
+			delay = 1000;
+			continue;
+		}
+		if (should_stop(slot))
+			break;
+		if (w.streamed)
+			delay = 1000;
+		set_state(slot, slot->state == BLPG_STATE_ERROR ? BLPG_STATE_ERROR : BLPG_STATE_RECONNECTING);
+		if (!nap(slot, delay))
+			break;
+		delay = Min(delay * 2, 30000);
+	}
+	proc_exit(0);
+}

@@ -115,9 +115,9 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 	{
 		blpg_entry *wrap = entry_at(slot, put_off);
 
+		/* only the first 8 bytes: the waste may be that small */
 		wrap->total_len = (uint32) waste;
 		wrap->kind = BLPG_ENTRY_WRAP;
-		wrap->nchanges = 0;
 	}
 	LWLockAcquire(&slot->lock, LW_SHARED);
 	entry->seq_first = slot->put_seq + 1;

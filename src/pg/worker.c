@@ -165,6 +165,26 @@ end_session(worker_ctx *w)
 	w->dec = NULL;
 }
 
+/* VmHWM of this process, in kB (0 if unknown). */
+static uint64
+peak_rss_kb(void)
+{
+	FILE	   *f = fopen("/proc/self/status", "r");
+	char		line[256];
+	uint64		kb = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmHWM:", 6) == 0)
+		{
+			kb = strtoull(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
 static void
 update_stats(worker_ctx *w, bool force)
 {
@@ -184,6 +204,7 @@ update_stats(worker_ctx *w, bool force)
 		strlcpy(slot->read.file, bl_source_file(w->src), sizeof(slot->read.file));
 		slot->read.pos = bl_source_position(w->src);
 	}
+	slot->peak_worker_rss_kb = peak_rss_kb();
 	LWLockRelease(&slot->lock);
 	last = now;
 }

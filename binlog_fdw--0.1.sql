@@ -160,3 +160,74 @@ REVOKE ALL ON FUNCTION start(text), stop(text), reset(text),
     get(text, integer, integer), ack(text, bigint), rollback(text, bigint),
     status() FROM PUBLIC;
 REVOKE ALL ON status FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Apply into PostgreSQL tables
+-- ---------------------------------------------------------------------
+
+-- Where MySQL tables go, when not to schema.table of the same names, and
+-- per-table apply settings.  sync_file/sync_pos: changes before this
+-- position are already in the table (its initial load).
+CREATE TABLE table_mapping (
+    server_name text NOT NULL,
+    source_schema text NOT NULL,
+    source_table text NOT NULL,
+    target_schema text,
+    target_table text,
+    key_columns text[],
+    conflict text CHECK (conflict IN ('error', 'skip', 'overwrite')),
+    skip boolean NOT NULL DEFAULT false,
+    sync_file text,
+    sync_pos bigint,
+    synced_at timestamptz,
+    PRIMARY KEY (server_name, source_schema, source_table)
+);
+REVOKE ALL ON table_mapping FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('table_mapping', '');
+
+CREATE FUNCTION map_table(
+    server text,
+    source text,
+    target regclass DEFAULT NULL,
+    key_columns text[] DEFAULT NULL,
+    conflict text DEFAULT NULL,
+    skip boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql
+AS $$
+  INSERT INTO binlog_fdw.table_mapping AS m
+    (server_name, source_schema, source_table, target_schema, target_table,
+     key_columns, conflict, skip)
+  SELECT map_table.server, split_part(map_table.source, '.', 1),
+         substr(map_table.source, length(split_part(map_table.source, '.', 1)) + 2),
+         n.nspname, c.relname, map_table.key_columns, map_table.conflict, map_table.skip
+    FROM (SELECT 1) dummy
+    LEFT JOIN pg_class c ON c.oid = map_table.target
+    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+  ON CONFLICT (server_name, source_schema, source_table) DO UPDATE
+    SET target_schema = excluded.target_schema, target_table = excluded.target_table,
+        key_columns = excluded.key_columns, conflict = excluded.conflict,
+        skip = excluded.skip;
+$$;
+COMMENT ON FUNCTION map_table(text, text, regclass, text[], text, boolean) IS
+  'map MySQL table "db.table" to a PostgreSQL table (or skip it), with its key and conflict policy';
+
+CREATE FUNCTION apply(
+    server text,
+    max_changes bigint DEFAULT 100000,
+    max_seconds double precision DEFAULT 10,
+    wait_seconds double precision DEFAULT 0,
+    OUT transactions bigint,
+    OUT rows bigint,
+    OUT ddl bigint,
+    OUT file text,
+    OUT pos bigint,
+    OUT gtid text,
+    OUT lag_seconds double precision)
+RETURNS record
+AS 'MODULE_PATHNAME', 'binlog_fdw_apply' LANGUAGE C;
+COMMENT ON FUNCTION apply(text, bigint, double precision, double precision) IS
+  'apply a source''s changes into PostgreSQL tables in this transaction, exactly once';
+
+REVOKE ALL ON FUNCTION apply(text, bigint, double precision, double precision),
+    map_table(text, text, regclass, text[], text, boolean) FROM PUBLIC;

@@ -115,6 +115,9 @@ def fmt_int(n):
 def chart(results, path, title):
     if not shutil.which("gnuplot"):
         return False
+    base = next(r for r in results if r["tool"] == "mariadb-binlog")["rows_per_s"]
+    ratio_line = TARGET_RATIO * base
+    ymax = max([r["rows_per_s"] for r in results] + [TARGET_ROWS_PER_S, ratio_line]) * 1.12
     dat = path + ".dat"
     with open(dat, "w") as f:
         for r in results:
@@ -127,11 +130,13 @@ set style fill solid 0.8 border -1
 set boxwidth 0.6
 set ylabel 'row changes per second (best of runs, one core)'
 set format y '%.1s%c'
-set yrange [0:*]
+set yrange [0:{ymax:.0f}]
 set grid ytics
 unset key
 set arrow from graph 0, first {TARGET_ROWS_PER_S} to graph 1, first {TARGET_ROWS_PER_S} nohead dt 2 lc rgb '#cc0000'
-set label 'target 2M rows/s' at graph 0.02, first {TARGET_ROWS_PER_S} offset 0,0.7 tc rgb '#cc0000'
+set label 'target: 2M rows/s' at graph 0.01, first {TARGET_ROWS_PER_S} offset 0,0.7 tc rgb '#cc0000'
+set arrow from graph 0, first {ratio_line:.0f} to graph 1, first {ratio_line:.0f} nohead dt 3 lc rgb '#e08000'
+set label 'target: 5x mariadb-binlog' at graph 0.99, first {ratio_line:.0f} right offset 0,0.7 tc rgb '#e08000'
 plot '{dat}' using 0:2:xtic(1) with boxes lc rgb '#3b75af', \\
      '' using 0:2:(sprintf('%.2fM', $2/1e6)) with labels offset 0,0.8
 """

@@ -18,6 +18,12 @@
  * an event is 1 GiB, max_allowed_packet). */
 #define BL_MAX_DECOMPRESSED		((uint64_t) 1 << 30)
 
+/* Output reserved up front per compressed input byte, at most. */
+#define BL_RESERVE_RATIO		64
+
+/* deflate's maximum compression ratio (zlib's documentation: 1032:1). */
+#define BL_DEFLATE_MAX_RATIO	1032
+
 uint32_t
 bl_crc32(uint32_t crc, const uint8_t *data, size_t len)
 {
@@ -61,8 +67,18 @@ bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,
 		return bl_error_set(err, BL_ERR_CORRUPT,
 							"payload declares %llu uncompressed bytes, more than the 1 GiB limit",
 							(unsigned long long) expect_size);
-	if (!bl_buf_reserve(out, expect_size ? (size_t) expect_size : len * 4))
-		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	/*
+	 * The declared size is a hint, not a promise: reserve it only as far
+	 * as a plausible compression ratio goes (a few bytes must not make us
+	 * allocate a gigabyte), and let the buffer grow with the real output.
+	 */
+	{
+		uint64_t	hint = expect_size ? expect_size : (uint64_t) len * 4;
+		uint64_t	cap = (uint64_t) len * BL_RESERVE_RATIO + 65536;
+
+		if (!bl_buf_reserve(out, (size_t) (hint < cap ? hint : cap)))
+			return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
 
 	for (;;)
 	{
@@ -73,6 +89,9 @@ bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,
 			return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
 		ob.dst = out->data + out->len;
 		ob.size = out->cap - out->len - 1;
+		/* never more than one byte past the limit, whatever cap is */
+		if (ob.size > BL_MAX_DECOMPRESSED + 1 - out->len)
+			ob.size = (size_t) (BL_MAX_DECOMPRESSED + 1 - out->len);
 		ob.pos = 0;
 		rc = ZSTD_decompressStream(dctx, &ob, &in);
 		out->len += ob.pos;
@@ -120,10 +139,11 @@ bl_maria_uncompress(const uint8_t *src, size_t len, bl_buf *out, bl_error *err)
 	if (lenlen < 1 || lenlen > 4 || (size_t) lenlen + 1 > len)
 		return bl_error_set(err, BL_ERR_CORRUPT, "bad compressed-block length field");
 	ulen = bl_load_be(src + 1, lenlen);
-	if (ulen == 0 || ulen > BL_MAX_DECOMPRESSED)
+	if (ulen == 0 || ulen > BL_MAX_DECOMPRESSED ||
+		ulen / BL_DEFLATE_MAX_RATIO > len - 1 - (size_t) lenlen)
 		return bl_error_set(err, BL_ERR_CORRUPT,
-							"compressed block declares %llu bytes",
-							(unsigned long long) ulen);
+							"compressed block of %zu bytes declares %llu bytes",
+							len - 1 - (size_t) lenlen, (unsigned long long) ulen);
 	if (!bl_buf_reserve(out, (size_t) ulen))
 		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
 	dlen = (uLongf) ulen;

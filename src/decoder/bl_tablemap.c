@@ -677,6 +677,15 @@ merge_schema(bl_decoder *dec, bl_table *t, bl_event *ev, bl_error *err)
 
 	if (dec->opts.schema_lookup == NULL)
 		return 0;
+
+	/*
+	 * With binlog_row_metadata=FULL the TABLE_MAP describes the table as it
+	 * was when the event was written (names, signedness, charsets, ENUM/SET
+	 * members, primary key): the source's current schema is not needed, and
+	 * may have changed since (a later DDL) without making the event wrong.
+	 */
+	if (t->names_source == BL_NAMES_TABLE_MAP)
+		return 0;
 	s = dec->opts.schema_lookup(dec->opts.schema_arg, t->schema.ptr, t->name.ptr);
 	if (s == NULL)
 		return 0;
@@ -710,6 +719,16 @@ merge_schema(bl_decoder *dec, bl_table *t, bl_event *ev, bl_error *err)
 		}
 		if (col->charset == NULL && sc->charset_name)
 			col->charset = bl_charset_by_name(sc->charset_name);
+		else if (col->charset == NULL && is_character(col->type))
+		{
+			/*
+			 * information_schema gives binary strings no character set
+			 * (BINARY, VARBINARY, BLOB, and INET6 or UUID, which are
+			 * BINARY(16) in the binlog): without this they would be taken
+			 * for text whenever their bytes happen to be valid UTF-8.
+			 */
+			col->charset = bl_charset_by_name("binary");
+		}
 		if (col->n_values == 0 && sc->n_values > 0 && is_enum_or_set(col->type))
 		{
 			col->values = arena_alloc(&t->arena, sizeof(bl_str) * sc->n_values);

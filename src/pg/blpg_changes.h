@@ -61,6 +61,9 @@ extern bool blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nul
 
 extern void blpg_change_iter_free(blpg_change_iter *it);
 
+/* This backend's decoder of canonical events (table maps stay cached). */
+extern bl_decoder *blpg_canonical_decoder(void);
+
 /* The op name of an entry (ROWS: insert/update/delete). */
 extern const char *blpg_entry_op_name(const blpg_entry *e);
 

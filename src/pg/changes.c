@@ -60,8 +60,8 @@ struct blpg_change_iter
 /* Each backend keeps one canonical decoder (tables stay cached). */
 static bl_decoder *canonical_decoder = NULL;
 
-static bl_decoder *
-get_decoder(void)
+bl_decoder *
+blpg_canonical_decoder(void)
 {
 	if (canonical_decoder == NULL)
 	{
@@ -104,7 +104,7 @@ blpg_change_iter_create(StringInfo entries, uint64 first_seq, uint64 last_seq,
 	memcpy(it->want, want, sizeof(it->want));
 	if (filter)
 		it->filter = *filter;
-	it->dec = get_decoder();
+	it->dec = blpg_canonical_decoder();
 	bl_buf_init(&it->buf);
 	it->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw change",
 									ALLOCSET_DEFAULT_SIZES);

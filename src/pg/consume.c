@@ -20,6 +20,7 @@
 #include "blpg_changes.h"
 #include "blpg_ring.h"
 #include "blpg_state.h"
+#include "blpg_consume.h"
 
 #include "access/xact.h"
 #include "catalog/pg_foreign_server.h"
@@ -62,9 +63,6 @@ register_callbacks(void)
 	before_shmem_exit(consume_exit_callback, (Datum) 0);
 	callbacks_registered = true;
 }
-
-/* The slot of a started source, with permission checks. */
-blpg_slot  *blpg_consumer_slot(const char *name, ForeignServer **server_out);
 
 blpg_slot *
 blpg_consumer_slot(const char *name, ForeignServer **server_out)
@@ -359,15 +357,160 @@ binlog_fdw_rollback(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(dropped);
 }
 
+/* ---- for the apply path (apply.c) ---- */
+
+typedef struct released_early
+{
+	blpg_slot  *slot;
+	uint32		generation;
+} released_early;
+
+static List *released_in_xact = NIL;	/* slots to rewind if we abort */
+
+/*
+ * Take the next changes as a batch owned by this backend, as get() does;
+ * allow_partial also returns part of an unfinished transaction when no
+ * more is coming (ring full).  false if nothing is ready.
+ */
+bool
+blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
+				  uint64 *first, uint64 *last, uint64 *batch_id)
+{
+	bool		took;
+
+	register_callbacks();
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < slot->nbatches; i++)
+		if (slot->batches[i].owner_pid != MyProcPid)
+		{
+			int			owner = slot->batches[i].owner_pid;
+
+			LWLockRelease(&slot->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("source \"%s\" has changes out with another consumer (pid %d)",
+							slot->server_name, owner),
+					 errhint("apply() and get() cannot share a source: acknowledge or roll back that consumer's batches.")));
+		}
+	if (slot->nbatches >= BLPG_MAX_BATCHES)
+	{
+		LWLockRelease(&slot->lock);
+		elog(ERROR, "binlog_fdw: too many batches out on source \"%s\"", slot->server_name);
+	}
+	*last = take_batch(slot, max_changes, buf, first);
+	took = *last >= *first;
+	if (took)
+	{
+		blpg_batch *b = &slot->batches[slot->nbatches++];
+
+		*batch_id = slot->next_batch_id++;
+		b->batch_id = *batch_id;
+		b->first_seq = *first;
+		b->last_seq = *last;
+		b->owner_pid = MyProcPid;
+		b->ack_pending = false;
+		slot->get_seq = *last;
+		slot->get_off = blpg_ring_find(slot, slot->get_off, *last + 1);
+	}
+	LWLockRelease(&slot->lock);
+	return took;
+}
+
+/*
+ * Release a batch's ring space now, before the transaction ends (a source
+ * transaction larger than the ring).  If our transaction aborts, the
+ * worker is asked to rewind to the durable position.
+ */
+void
+blpg_consume_release_now(blpg_slot *slot, uint64 batch_id)
+{
+	int			i;
+	MemoryContext old;
+	released_early *r;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	i = find_batch(slot, batch_id);
+	if (i >= 0)
+	{
+		blpg_ring_release(slot, slot->batches[i].last_seq);
+		memmove(&slot->batches[i], &slot->batches[i + 1],
+				sizeof(blpg_batch) * (slot->nbatches - i - 1));
+		slot->nbatches--;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	r = palloc(sizeof(released_early));
+	r->slot = slot;
+	r->generation = slot->generation;
+	released_in_xact = lappend(released_in_xact, r);
+	MemoryContextSwitchTo(old);
+	LWLockRelease(&slot->lock);
+	ConditionVariableBroadcast(&slot->space_cv);
+}
+
+/* Acknowledge a batch of ours in the current transaction (as ack()). */
+void
+blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
+				 uint64 batch_id, blpg_position *pos_out)
+{
+	pending_ack *pa;
+	int			i;
+	blpg_position pos;
+	MemoryContext old;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	i = find_batch(slot, batch_id);
+	if (i < 0 || !blpg_ring_position_after(slot, slot->batches[i].last_seq, &pos))
+	{
+		LWLockRelease(&slot->lock);
+		elog(ERROR, "binlog_fdw: batch %llu of source \"%s\" vanished",
+			 (unsigned long long) batch_id, server_name);
+	}
+	slot->batches[i].ack_pending = true;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	pa = palloc(sizeof(pending_ack));
+	pa->slot = slot;
+	pa->generation = slot->generation;
+	pa->batch_id = batch_id;
+	pa->last_seq = slot->batches[i].last_seq;
+	pa->pos = pos;
+	pending_acks = lappend(pending_acks, pa);
+	MemoryContextSwitchTo(old);
+	LWLockRelease(&slot->lock);
+	blpg_state_save(serverid, server_name, &pos);
+	if (pos_out)
+		*pos_out = pos;
+}
+
 static void
 consume_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
 
-	if (pending_acks == NIL)
-		return;
 	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
 		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	/* a transaction that released changes early and aborted lost them */
+	foreach(lc, released_in_xact)
+	{
+		released_early *r = lfirst(lc);
+
+		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		{
+			LWLockAcquire(&r->slot->lock, LW_EXCLUSIVE);
+			if (r->slot->generation == r->generation)
+			{
+				r->slot->rewind_requested = true;
+				r->slot->nbatches = 0;
+			}
+			LWLockRelease(&r->slot->lock);
+			ConditionVariableBroadcast(&r->slot->space_cv);
+			if (r->slot->worker_pid)
+				kill(r->slot->worker_pid, SIGUSR1);
+		}
+	}
+	list_free_deep(released_in_xact);
+	released_in_xact = NIL;
+	if (pending_acks == NIL)
 		return;
 	foreach(lc, pending_acks)
 	{

@@ -14,6 +14,7 @@
  */
 #include "binlog_fdw.h"
 #include "blpg_changes.h"
+#include "blpg_consume.h"
 #include "blpg_ring.h"
 
 #include "access/table.h"
@@ -35,7 +36,6 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_handler);
 
-extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_out);
 
 typedef struct scan_state
 {

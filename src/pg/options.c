@@ -45,6 +45,14 @@ static const option_def valid_options[] = {
 	{"ssl_ca", ForeignServerRelationId, "a file name"},
 	{"ssl_cert", ForeignServerRelationId, "a file name"},
 	{"ssl_key", ForeignServerRelationId, "a file name"},
+	{"conflict", ForeignServerRelationId, "error, skip or overwrite"},
+	{"unmapped", ForeignServerRelationId, "error or skip"},
+	{"tinyint1_boolean", ForeignServerRelationId, "true or false"},
+	{"zero_date", ForeignServerRelationId, "null, -infinity or error"},
+	{"time_type", ForeignServerRelationId, "interval or time"},
+	{"keyless", ForeignServerRelationId, "error or full_row"},
+	{"schema_map", ForeignServerRelationId, "mysql_db:pg_schema[,...]"},
+	{"continuous", ForeignServerRelationId, "true or false (apply changes as they arrive)"},
 	{"user", UserMappingRelationId, "the source account"},
 	{"password", UserMappingRelationId, "the source account's password"},
 	{NULL, InvalidOid, NULL}
@@ -62,7 +70,7 @@ valid_option_list(Oid catalog)
 			continue;
 		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", o->name);
 	}
-	return buf.len ? buf.data : "(none)";
+	return buf.len ? buf.data : NULL;
 }
 
 static void
@@ -101,6 +109,14 @@ parse_seconds(const char *name, const char *value, double min, double max, const
 }
 
 static void
+check_choice(const char *name, const char *value, const char *form,
+			 const char *a, const char *b, const char *c)
+{
+	if (strcmp(value, a) != 0 && strcmp(value, b) != 0 && (c == NULL || strcmp(value, c) != 0))
+		bad_value(name, value, form);
+}
+
+static void
 check_start(const char *value, const char *form)
 {
 	const char *colon;
@@ -111,17 +127,37 @@ check_start(const char *value, const char *form)
 	{
 		const char *p = value + 5;
 
-		if (*p == '\0')
-			bad_value("start", value, form);
-		for (; *p; p++)
-			if (!(isdigit((unsigned char) *p) || *p == '-' || *p == ','))
+		/* DOMAIN-SERVER-SEQ, comma-separated: three numbers each */
+		for (;;)
+		{
+			for (int part = 0; part < 3; part++)
+			{
+				if (!isdigit((unsigned char) *p))
+					bad_value("start", value, form);
+				while (isdigit((unsigned char) *p))
+					p++;
+				if (part < 2 && *p++ != '-')
+					bad_value("start", value, form);
+			}
+			if (*p == '\0')
+				return;
+			if (*p++ != ',')
 				bad_value("start", value, form);
-		return;
+		}
 	}
 	colon = strrchr(value, ':');
 	if (colon == NULL || colon == value || strchr(value, '/') != NULL)
 		bad_value("start", value, form);
-	(void) parse_int("start", colon + 1, 4, INT64CONST(0xFFFFFFFF), form);
+	{
+		char	   *end;
+		long long	v;
+
+		errno = 0;
+		v = strtoll(colon + 1, &end, 10);
+		if (errno != 0 || end == colon + 1 || *end != '\0' ||
+			!isdigit((unsigned char) colon[1]) || v < 4 || v > INT64CONST(0xFFFFFFFF))
+			bad_value("start", value, form);
+	}
 }
 
 static void
@@ -142,8 +178,9 @@ check_regex(const char *name, const char *value)
 		pg_regerror(rc, &re, msg, sizeof(msg));
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid regular expression for option \"%s\": %s", name, msg),
-				 errhint("The expression is matched against schema.table, e.g. '^shop\\.(orders|customers)$'.")));
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errdetail("Invalid regular expression: %s.", msg),
+				 errhint("Expected a regular expression on schema.table, e.g. '^shop\\.(orders|customers)$'.")));
 	}
 	pg_regfree(&re);
 }
@@ -157,10 +194,15 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		if (o->context == catalog && strcmp(o->name, name) == 0)
 			def = o;
 	if (def == NULL)
+	{
+		const char *valid = valid_option_list(catalog);
+
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("invalid option \"%s\"", name),
-				 errhint("Valid options in this context are: %s.", valid_option_list(catalog))));
+				 valid ? errhint("Valid options in this context are: %s.", valid) :
+				 errhint("There are no valid options in this context.")));
+	}
 
 	if (strcmp(name, "port") == 0)
 		(void) parse_int(name, value, 1, 65535, def->help);
@@ -179,6 +221,23 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		if (strcmp(value, "disable") != 0 && strcmp(value, "prefer") != 0 &&
 			strcmp(value, "require") != 0 && strcmp(value, "verify-ca") != 0 &&
 			strcmp(value, "verify-full") != 0)
+			bad_value(name, value, def->help);
+	}
+	else if (strcmp(name, "conflict") == 0)
+		check_choice(name, value, def->help, "error", "skip", "overwrite");
+	else if (strcmp(name, "unmapped") == 0)
+		check_choice(name, value, def->help, "error", "skip", NULL);
+	else if (strcmp(name, "tinyint1_boolean") == 0 || strcmp(name, "continuous") == 0)
+		check_choice(name, value, def->help, "true", "false", NULL);
+	else if (strcmp(name, "zero_date") == 0)
+		check_choice(name, value, def->help, "null", "-infinity", "error");
+	else if (strcmp(name, "time_type") == 0)
+		check_choice(name, value, def->help, "interval", "time", NULL);
+	else if (strcmp(name, "keyless") == 0)
+		check_choice(name, value, def->help, "error", "full_row", NULL);
+	else if (strcmp(name, "schema_map") == 0)
+	{
+		if (strchr(value, ':') == NULL)
 			bad_value(name, value, def->help);
 	}
 	else if (strcmp(name, "host") == 0 || strcmp(name, "user") == 0)

@@ -166,6 +166,24 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
 			slot->last_error_time = 0;
 			memset(&slot->read, 0, sizeof(slot->read));
 			memset(&slot->acked, 0, sizeof(slot->acked));
+			/*
+			 * Nothing of a previous source shows through: an empty ring, new
+			 * sequences and statistics (a new generation voids its acks).
+			 */
+			slot->generation++;
+			slot->put_off = slot->ack_off = slot->get_off = 0;
+			slot->put_seq = slot->get_seq = slot->ack_seq = 0;
+			slot->ack_reserved_seq = 0;
+			slot->entries = 0;
+			slot->nbatches = 0;
+			slot->connected_since = 0;
+			slot->source_version[0] = '\0';
+			slot->binlog_format[0] = '\0';
+			slot->changes_total = slot->transactions_total = 0;
+			slot->bytes_read = 0;
+			slot->changes_per_sec = 0;
+			slot->last_event_ts = slot->last_heartbeat = slot->last_activity = 0;
+			slot->peak_worker_rss_kb = 0;
 			LWLockRelease(&slot->lock);
 		}
 	}

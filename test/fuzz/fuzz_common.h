@@ -13,6 +13,10 @@
  *	  formats every value with bl_value_to_json() and every image with
  *	  bl_row_to_json() (binlogcat --values, the SQL functions), and a
  *	  third time without images (binlogcat --count);
+ *	- for a rows event, writes it and its table map as canonical events
+ *	  (bl_table_serialize, bl_rows_serialize: the change store's form),
+ *	  decodes those with a decoder in canonical format and does all of the
+ *	  above with the result;
  *	- for a TRANSACTION_PAYLOAD, does all of this for every inner event
  *	  that bl_payload_next() returns.
  *
@@ -20,7 +24,8 @@
  * documented values; a failure comes with an error code and message;
  * every successful JSON output is valid JSON (bl_json_check.h); a row
  * that is returned consumed at least one byte (else iteration would never
- * end).  A violation aborts, which libFuzzer reports as a crash.
+ * end); the canonical form of a decoded table map and rows event decodes,
+ * and gives the same rows as the direct decoding when that succeeded.  A violation aborts, which libFuzzer reports as a crash.
  *
  * fuzz_schema_lookup() is a schema provider for tables of the schema
  * "fuzz": the table name describes the columns (one per byte), so that the
@@ -44,6 +49,9 @@ typedef struct fuzz_bufs
 {
 	bl_buf		out;			/* JSON lines */
 	bl_buf		val;			/* single values and row images */
+	bl_buf		canon_buf;		/* canonical events */
+	bl_buf		direct;			/* rows part of the direct JSON line */
+	bl_decoder *canon;			/* decoder of canonical events */
 } fuzz_bufs;
 
 static void
@@ -190,9 +198,71 @@ fuzz_rows_count(bl_decoder *dec, bl_rows_event rows)
 	}
 }
 
+static void fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b,
+						 bool canonical);
+
+/* The part of a rows event's JSON line from "op" on (what the canonical
+ * form must reproduce exactly); NULL if there is none. */
+static const char *
+fuzz_rows_part(const bl_buf *line)
+{
+	return line->data ? strstr(line->data, ",\"op\":") : NULL;
+}
+
+/*
+ * The change store's path (binlogcat --canonical-roundtrip): write the
+ * rows event and its table map as canonical events, decode those with a
+ * decoder in canonical format, and consume the result.  Called before the
+ * rows are iterated (the event's cursor must be unconsumed).  A decoded
+ * table and rows event must serialize, their canonical form must decode,
+ * and when the direct JSON line was complete, the canonical one must have
+ * the same rows (b->direct).
+ */
+static void
+fuzz_roundtrip(const bl_event *ev, fuzz_bufs *b)
+{
+	const bl_table *t = ev->u.rows.table;
+	bl_event	tm,
+				cev;
+	bl_error	err;
+	size_t		tm_len;
+	int			rc;
+
+	if (t == NULL)
+		return;
+	bl_buf_reset(&b->canon_buf);
+	if (bl_table_serialize(t, t->version, &b->canon_buf) != 0)
+		fuzz_die("bl_table_serialize", "failed");
+	tm_len = b->canon_buf.len;
+	if (bl_rows_serialize(ev, t->version, &b->canon_buf) != 0)
+		fuzz_die("bl_rows_serialize", "failed");
+	memset(&tm, 0xa5, sizeof(tm));
+	fuzz_error_reset(&err);
+	rc = bl_decode_event(b->canon, (const uint8_t *) b->canon_buf.data, tm_len,
+						 ev->pos, &tm, &err);
+	fuzz_check_rc(rc, -1, 0, &err, "bl_decode_event (canonical TABLE_MAP)");
+	if (rc != 0)
+	{
+		fprintf(stderr, "canonical TABLE_MAP of %s.%s: %s\n", t->schema.ptr,
+				t->name.ptr, err.message);
+		fuzz_die("bl_table_serialize", "its canonical TABLE_MAP does not decode");
+	}
+	memset(&cev, 0xa5, sizeof(cev));
+	fuzz_error_reset(&err);
+	rc = bl_decode_event(b->canon, (const uint8_t *) b->canon_buf.data + tm_len,
+						 b->canon_buf.len - tm_len, ev->pos, &cev, &err);
+	fuzz_check_rc(rc, -1, 0, &err, "bl_decode_event (canonical rows)");
+	if (rc != 0)
+	{
+		fprintf(stderr, "canonical rows event: %s\n", err.message);
+		fuzz_die("bl_rows_serialize", "its canonical rows event does not decode");
+	}
+	fuzz_consume(b->canon, &cev, b, true);
+}
+
 /* Everything a consumer does with one decoded event. */
 static void
-fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b)
+fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b, bool canonical)
 {
 	static const bl_jsonl_options jopts = {false, true};
 	bool		is_rows = bl_event_is_rows(ev->type);
@@ -202,6 +272,13 @@ fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b)
 
 	if (is_rows)
 		rows = ev->u.rows;		/* the JSON line consumes ev's cursor */
+	if (is_rows && !canonical)
+	{
+		bl_event	copy = *ev;
+
+		bl_buf_reset(&b->direct);
+		fuzz_roundtrip(&copy, b);	/* compares with b->direct: see below */
+	}
 
 	bl_buf_reset(&b->out);
 	bl_buf_putc(&b->out, '#');	/* must survive a failure untouched */
@@ -219,6 +296,27 @@ fuzz_consume(bl_decoder *dec, bl_event *ev, fuzz_bufs *b)
 	}
 	else if (b->out.len < 1 || b->out.data[0] != '#')
 		fuzz_die("bl_event_to_jsonl", "failure clobbered earlier output");
+
+	/*
+	 * Direct and canonical lines of a rows event must agree.  The
+	 * canonical event is consumed first (from fuzz_roundtrip), so keep its
+	 * rows part, then compare it with the direct line's.
+	 */
+	if (is_rows && canonical)
+	{
+		bl_buf_reset(&b->direct);
+		if (rc == 0 && fuzz_rows_part(&b->out))
+			bl_buf_puts(&b->direct, fuzz_rows_part(&b->out));
+		else
+			bl_buf_puts(&b->direct, "#failed");
+	}
+	else if (is_rows && rc == 0 && fuzz_rows_part(&b->out) && b->direct.len > 0 &&
+			 strcmp(b->direct.data, fuzz_rows_part(&b->out)) != 0)
+	{
+		fprintf(stderr, "direct:    %s\ncanonical: %s\n",
+				fuzz_rows_part(&b->out), b->direct.data);
+		fuzz_die("canonical round trip", "rows differ from the direct decoding");
+	}
 
 	if (is_rows)
 	{
@@ -259,7 +357,7 @@ fuzz_run_event(bl_decoder *dec, const uint8_t *data, size_t len, uint64_t pos,
 	fuzz_log("bl_decode_event", rc, &err);
 	if (rc == 0)
 	{
-		fuzz_consume(dec, &ev, b);
+		fuzz_consume(dec, &ev, b, false);
 		if (ev.type == BL_EV_TRANSACTION_PAYLOAD)
 		{
 			bl_event	inner;
@@ -276,7 +374,7 @@ fuzz_run_event(bl_decoder *dec, const uint8_t *data, size_t len, uint64_t pos,
 					break;
 				if (!inner.in_payload)
 					fuzz_die("bl_payload_next", "inner event not marked in_payload");
-				fuzz_consume(dec, &inner, b);
+				fuzz_consume(dec, &inner, b, false);
 			}
 		}
 	}
@@ -289,6 +387,12 @@ fuzz_bufs_init(fuzz_bufs *b)
 {
 	bl_buf_init(&b->out);
 	bl_buf_init(&b->val);
+	bl_buf_init(&b->canon_buf);
+	bl_buf_init(&b->direct);
+	b->canon = bl_decoder_create(NULL);
+	if (b->canon == NULL)
+		abort();
+	bl_decoder_set_canonical_format(b->canon);
 }
 
 static void
@@ -296,6 +400,9 @@ fuzz_bufs_free(fuzz_bufs *b)
 {
 	bl_buf_free(&b->out);
 	bl_buf_free(&b->val);
+	bl_buf_free(&b->canon_buf);
+	bl_buf_free(&b->direct);
+	bl_decoder_destroy(b->canon);
 }
 
 /* ---- a schema provider driven by the table name ---- */

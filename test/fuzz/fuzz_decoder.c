@@ -19,7 +19,7 @@
  *
  * Seeds: with FUZZ_WRITE_SEEDS=DIR, the program writes seeds for the
  * binlog files named on its command line into DIR and exits:
- *	file-*	the file (the first 256 kB if larger, cut at an event boundary)
+ *	file-*	the file (the first 64 kB if larger, cut at an event boundary)
  *	ev-*	one event without the magic, after the file's
  *			FORMAT_DESCRIPTION and, for rows events, the TABLE_MAP events
  *			of the statement (at most 24 per event type and file)
@@ -32,7 +32,7 @@
  */
 #include "fuzz_common.h"
 
-#define SEED_FILE_MAX		(256 * 1024)
+#define SEED_FILE_MAX		(64 * 1024)
 #define SEED_PER_TYPE		24
 #define SEED_MAX_MAPS		16
 

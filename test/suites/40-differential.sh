@@ -23,7 +23,8 @@ if [ ! -x ./binlogcat ]; then
 	exit 1
 fi
 
-# leave no instance behind, whatever happened to the script
+# leave no instance behind, whatever happened to the script (the
+# instances run detached, in their own sessions)
 cleanup() {
 	local d
 	[ "${BLF_DIFF_KEEP:-0}" = 1 ] && return 0
@@ -32,8 +33,11 @@ cleanup() {
 		d=${d%/}
 		bash scripts/mariadb.sh destroy --name "${d##*/mariadb-}" >/dev/null 2>&1 || true
 	done
+	rm -f "$BLF_RUN"/mariadb-diff-*-install.log
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 rc=0
 /usr/bin/python3 test/differential/differential.py || rc=$?

@@ -1,0 +1,190 @@
+--
+-- Sources: foreign servers of the binlog_fdw wrapper, their options, user
+-- mappings and foreign tables, and the SQL functions on sources that are not
+-- streaming.  No MariaDB is needed: the one source that is started points at
+-- a closed port (its worker keeps trying to connect until it is stopped).
+--
+CREATE EXTENSION binlog_fdw;
+
+-- ---------------------------------------------------------------------
+-- Unknown options: an error listing the valid ones of the context
+-- ---------------------------------------------------------------------
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (hostname '127.0.0.1');
+-- a user mapping option on a server
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (user 'repl');
+ALTER FOREIGN DATA WRAPPER binlog_fdw OPTIONS (ADD debug 'on');
+
+-- ---------------------------------------------------------------------
+-- Bad values: an error with the expected form
+-- ---------------------------------------------------------------------
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '0');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '70000');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port 'abc');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '3306x');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (server_id '0');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (server_id '4294967296');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (server_id '-1');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'nonsense');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'file:3');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'mysql-bin.000001:');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'mysql-bin.000001:x4');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start ':4');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start '../mysql-bin.000001:4');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'gtid:');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'gtid:0-1');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'gtid:0-1-x');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'gtid:0-1-5,');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (start 'gtid:--,');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (include '(');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (exclude '^shop\.[a');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (heartbeat '0');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (heartbeat '0.05');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (heartbeat '3601');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (heartbeat 'often');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (heartbeat 'nan');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (connect_timeout '0');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (ssl_mode 'maybe');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (ssl_mode 'REQUIRED');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '');
+SELECT count(*) AS bad_servers FROM pg_foreign_server WHERE srvname = 'bad';
+
+-- ---------------------------------------------------------------------
+-- Good values
+-- ---------------------------------------------------------------------
+CREATE SERVER s FOREIGN DATA WRAPPER binlog_fdw OPTIONS (
+    host 'db1.example.com', port '3306', server_id '4294967295',
+    start 'mysql-bin.000001:4', include '^shop\.(orders|customers)$',
+    exclude '^shop\.tmp_', heartbeat '0.5', connect_timeout '10',
+    ssl_mode 'verify-full', ssl_ca '/etc/ssl/ca.pem', ssl_cert '/etc/ssl/c.pem',
+    ssl_key '/etc/ssl/c.key');
+ALTER SERVER s OPTIONS (SET start 'current');
+ALTER SERVER s OPTIONS (SET start 'earliest');
+ALTER SERVER s OPTIONS (SET start 'gtid:0-1-5');
+ALTER SERVER s OPTIONS (SET start 'gtid:0-1-5,1-2-300');
+ALTER SERVER s OPTIONS (SET ssl_mode 'disable');
+ALTER SERVER s OPTIONS (SET ssl_mode 'prefer');
+ALTER SERVER s OPTIONS (SET ssl_mode 'require');
+ALTER SERVER s OPTIONS (SET ssl_mode 'verify-ca');
+ALTER SERVER s OPTIONS (SET port '65535', SET server_id '1', SET heartbeat '3600');
+-- and the checks apply to ALTER too
+ALTER SERVER s OPTIONS (ADD bogus 'x');
+ALTER SERVER s OPTIONS (SET port '0');
+ALTER SERVER s OPTIONS (SET include '[');
+SELECT unnest(srvoptions) AS option FROM pg_foreign_server WHERE srvname = 's';
+
+-- ---------------------------------------------------------------------
+-- User mappings: user and password
+-- ---------------------------------------------------------------------
+CREATE USER MAPPING FOR current_user SERVER s OPTIONS (username 'repl');
+CREATE USER MAPPING FOR current_user SERVER s OPTIONS (user 'repl', host 'x');
+CREATE USER MAPPING FOR current_user SERVER s OPTIONS (user '');
+CREATE USER MAPPING FOR current_user SERVER s OPTIONS (user 'repl', password 'secret');
+ALTER USER MAPPING FOR current_user SERVER s OPTIONS (ADD port '3306');
+
+-- ---------------------------------------------------------------------
+-- Foreign tables: no options; columns are matched by name when queried
+-- ---------------------------------------------------------------------
+CREATE FOREIGN TABLE ft_opt (seq bigint) SERVER s OPTIONS (table_name 'orders');
+CREATE FOREIGN TABLE ft_bad (seq bigint, op text, bogus text) SERVER s;
+ALTER FOREIGN TABLE ft_bad ALTER COLUMN op OPTIONS (ADD column_name 'x');
+SELECT * FROM ft_bad;
+EXPLAIN (COSTS OFF) SELECT seq FROM ft_bad;
+DROP FOREIGN TABLE ft_bad;
+CREATE FOREIGN TABLE changes (seq bigint, op text, schema_name text,
+    table_name text, before jsonb, after jsonb) SERVER s;
+-- conditions the ring scan checks itself
+EXPLAIN (COSTS OFF)
+SELECT seq, op FROM changes WHERE table_name = 'orders' AND op = 'insert' AND seq > 10;
+EXPLAIN (COSTS OFF)
+SELECT seq FROM changes WHERE schema_name = 'shop' AND seq >= 7 AND after ? 'id';
+-- the source is not started
+SELECT * FROM changes;
+
+-- ---------------------------------------------------------------------
+-- A source that is not started: get/ack/rollback say so, with a hint
+-- ---------------------------------------------------------------------
+SELECT * FROM binlog_fdw.get('s');
+SELECT * FROM binlog_fdw.get('s', 10, 100);
+SELECT binlog_fdw.ack('s', 1);
+SELECT binlog_fdw.rollback('s');
+SELECT binlog_fdw.rollback('s', 1);
+SELECT binlog_fdw.stop('s') AS stopped_something;
+SELECT binlog_fdw.reset('s');
+SELECT count(*) AS started_sources FROM binlog_fdw.status;
+
+-- unknown servers
+SELECT * FROM binlog_fdw.get('nosuch');
+SELECT binlog_fdw.start('nosuch');
+
+-- ---------------------------------------------------------------------
+-- A server of another wrapper is refused
+-- ---------------------------------------------------------------------
+CREATE FOREIGN DATA WRAPPER blf_other_fdw;
+CREATE SERVER other FOREIGN DATA WRAPPER blf_other_fdw;
+SELECT binlog_fdw.start('other');
+SELECT binlog_fdw.stop('other');
+SELECT binlog_fdw.reset('other');
+SELECT * FROM binlog_fdw.get('other');
+SELECT binlog_fdw.ack('other', 1);
+SELECT binlog_fdw.rollback('other');
+
+-- ---------------------------------------------------------------------
+-- start() needs a user mapping with a user
+-- ---------------------------------------------------------------------
+CREATE SERVER nomap FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '1');
+\set VERBOSITY sqlstate
+SELECT binlog_fdw.start('nomap');
+\set VERBOSITY default
+CREATE USER MAPPING FOR current_user SERVER nomap OPTIONS (password 'x');
+SELECT binlog_fdw.start('nomap');
+SELECT count(*) AS started_sources FROM binlog_fdw.status;
+
+-- ---------------------------------------------------------------------
+-- A started source whose MariaDB is not there (port 1): the consumer
+-- functions work on it; an unknown batch id is an error
+-- ---------------------------------------------------------------------
+CREATE SERVER down FOREIGN DATA WRAPPER binlog_fdw
+    OPTIONS (host '127.0.0.1', port '1', server_id '9002', connect_timeout '1');
+CREATE USER MAPPING FOR current_user SERVER down OPTIONS (user 'repl', password 'repl');
+CREATE FOREIGN TABLE down_changes (seq bigint, op text, after jsonb) SERVER down;
+SELECT binlog_fdw.start('down') > 0 AS started;
+SELECT binlog_fdw.start('down') IS NOT NULL AS started_again;
+SELECT server, state <> 'stopped' AS running, changes_total, changes_unacked,
+       ring_bytes_used, ring_entries, batches_out, acked_seq
+  FROM binlog_fdw.status;
+SELECT count(*) AS changes FROM binlog_fdw.get('down', 10, 0);
+SELECT count(*) AS changes FROM binlog_fdw.get('down', 10, 50);
+SELECT * FROM binlog_fdw.get('down', 0);
+SELECT count(*) AS peeked FROM down_changes;
+SELECT binlog_fdw.ack('down', 12345);
+SELECT binlog_fdw.rollback('down') AS batches_rolled_back;
+SELECT binlog_fdw.rollback('down', 12345);
+SELECT binlog_fdw.reset('down');
+SELECT binlog_fdw.stop('down') AS stopped;
+SELECT count(*) AS started_sources FROM binlog_fdw.status;
+SELECT binlog_fdw.stop('down') AS stopped_again;
+SELECT * FROM binlog_fdw.get('down');
+SELECT binlog_fdw.reset('down');
+SELECT count(*) AS positions FROM binlog_fdw.source_state;
+
+-- ---------------------------------------------------------------------
+-- The functions are not for PUBLIC
+-- ---------------------------------------------------------------------
+CREATE ROLE blf_nobody;
+GRANT USAGE ON SCHEMA binlog_fdw TO blf_nobody;
+SET ROLE blf_nobody;
+SELECT * FROM binlog_fdw.get('s');
+SELECT binlog_fdw.start('s');
+SELECT * FROM binlog_fdw.status;
+SELECT * FROM binlog_fdw.source_state;
+RESET ROLE;
+
+REVOKE USAGE ON SCHEMA binlog_fdw FROM blf_nobody;
+DROP ROLE blf_nobody;
+DROP SERVER other;
+DROP FOREIGN DATA WRAPPER blf_other_fdw;
+SET client_min_messages = warning;
+DROP EXTENSION binlog_fdw CASCADE;
+DROP SCHEMA IF EXISTS binlog_fdw;
+RESET client_min_messages;

@@ -1,0 +1,269 @@
+/*
+ * apply.c
+ *	  binlog_fdw.apply(server, ...): consume a source's changes and write
+ *	  them into PostgreSQL tables inside the calling transaction, together
+ *	  with the new durable position, so each change is applied exactly once.
+ *
+ * The loop takes batches of changes (whole transactions where possible),
+ * applies their rows through apply_target.c and their DDL through
+ * apply_ddl.c, and acknowledges each batch that ends at a transaction
+ * boundary: the position is written in this transaction and the ring
+ * space is released when it commits.  It stops at a transaction boundary
+ * once max_changes or max_ms is reached, so a PostgreSQL reader never sees
+ * part of a MySQL transaction.  A MySQL transaction larger than the ring
+ * is applied in pieces within this one transaction: its ring space is
+ * released as it goes, and should this transaction abort the worker
+ * rewinds to the durable position.
+ */
+#include "binlog_fdw.h"
+#include "blpg_apply.h"
+#include "blpg_changes.h"
+#include "blpg_consume.h"
+
+#include "access/xact.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_apply);
+
+#define APPLY_CHUNK 20000		/* changes per batch taken from the ring */
+
+void
+blpg_apply_options_load(Oid serverid, blpg_apply_options *opts)
+{
+	ForeignServer *server = GetForeignServer(serverid);
+	ListCell   *lc;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->conflict = BLPG_CONFLICT_ERROR;
+	opts->unmapped_error = true;
+	opts->zero_date = BLPG_ZERO_NULL;
+	opts->time_as_interval = true;
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+		const char *v = defGetString(def);
+
+		if (strcmp(def->defname, "conflict") == 0)
+			opts->conflict = strcmp(v, "skip") == 0 ? BLPG_CONFLICT_SKIP :
+				strcmp(v, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
+		else if (strcmp(def->defname, "unmapped") == 0)
+			opts->unmapped_error = strcmp(v, "skip") != 0;
+		else if (strcmp(def->defname, "tinyint1_boolean") == 0)
+			opts->tinyint1_boolean = strcmp(v, "true") == 0 || strcmp(v, "on") == 0;
+		else if (strcmp(def->defname, "zero_date") == 0)
+			opts->zero_date = strcmp(v, "-infinity") == 0 ? BLPG_ZERO_NEG_INFINITY :
+				strcmp(v, "error") == 0 ? BLPG_ZERO_ERROR : BLPG_ZERO_NULL;
+		else if (strcmp(def->defname, "time_type") == 0)
+			opts->time_as_interval = strcmp(v, "time") != 0;
+		else if (strcmp(def->defname, "keyless") == 0)
+			opts->keyless_full_row = strcmp(v, "full_row") == 0;
+		else if (strcmp(def->defname, "schema_map") == 0)
+		{
+			/* "mysql_db:pg_schema,..." */
+			char	   *copy = pstrdup(v);
+			char	   *tok;
+			char	   *save;
+
+			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			{
+				char	   *colon = strchr(tok, ':');
+
+				if (colon == NULL)
+					continue;
+				*colon = '\0';
+				opts->schema_map = lappend(opts->schema_map,
+										   list_make2(makeString(pstrdup(tok)),
+													  makeString(pstrdup(colon + 1))));
+			}
+		}
+	}
+}
+
+/* Apply the changes first..last of the copied entries. */
+static void
+apply_entries(blpg_targets *ts, StringInfo buf, uint64 first, uint64 last,
+			  const char *server_name, bool *in_txn, blpg_apply_result *res,
+			  int64 *commit_ts_us)
+{
+	bl_decoder *dec = blpg_canonical_decoder();
+	size_t		off = 0;
+
+	while (off < (size_t) buf->len)
+	{
+		const blpg_entry *e = (const blpg_entry *) (buf->data + off);
+		blpg_entry_view v;
+		uint64		from = Max(first, e->seq_first);
+		uint64		to = Min(last, e->seq_first + e->nchanges - 1);
+
+		off += e->total_len;
+		if (from > to)
+			continue;
+		blpg_entry_view_init(&v, e);
+		CHECK_FOR_INTERRUPTS();
+		switch (e->kind)
+		{
+			case BLPG_ENTRY_BEGIN:
+				*in_txn = true;
+				break;
+			case BLPG_ENTRY_COMMIT:
+				*in_txn = false;
+				res->transactions++;
+				if (e->commit_ts_us)
+					*commit_ts_us = e->commit_ts_us;
+				break;
+			case BLPG_ENTRY_DDL:
+				blpg_apply_ddl(ts, &v, server_name);
+				res->transactions++;
+				res->ddl++;
+				if (e->commit_ts_us)
+					*commit_ts_us = e->commit_ts_us;
+				break;
+			case BLPG_ENTRY_ROWS:
+				{
+					bl_event	tm,
+								rows;
+					bl_error	err;
+					size_t		rows_len = (size_t) bl_load_le(v.payload + e->tablemap_len + 9, 4);
+					bl_row		before,
+								after;
+					blpg_target *tg;
+					uint64		skip = e->rows_skip + (from - e->seq_first);
+
+					memset(&err, 0, sizeof(err));
+					bl_decoder_set_file(dec, v.file, e->file_len);
+					if (bl_decode_event(dec, v.payload, e->tablemap_len, e->event_pos, &tm, &err) != 0 ||
+						bl_decode_event(dec, v.payload + e->tablemap_len, rows_len, e->event_pos,
+										&rows, &err) != 0)
+						blpg_report_decoder_error(ERROR, &err, server_name);
+					tg = blpg_target_get(ts, rows.u.rows.table, &v);
+					for (uint64 i = 0; i < skip; i++)
+						if (bl_rows_next(dec, &rows.u.rows, &before, &after, &err) != 1)
+							blpg_report_decoder_error(ERROR, &err, server_name);
+					for (uint64 s = from; s <= to; s++)
+					{
+						if (bl_rows_next(dec, &rows.u.rows, &before, &after, &err) != 1)
+							blpg_report_decoder_error(ERROR, &err, server_name);
+						if (tg == NULL || blpg_target_before_sync(tg, &v))
+							continue;
+						blpg_target_apply_row(ts, tg, (bl_op) e->op, &before, &after, &v);
+						res->rows++;
+					}
+					break;
+				}
+		}
+	}
+}
+
+void
+blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
+			   int64 wait_ms, blpg_apply_result *res)
+{
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
+	blpg_apply_options opts;
+	blpg_targets *ts;
+	StringInfoData buf;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz deadline = start + max_ms * 1000;
+	TimestampTz wait_until = start + wait_ms * 1000;
+	bool		in_txn = false;
+	int64		commit_ts_us = 0;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw apply",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	memset(res, 0, sizeof(*res));
+	blpg_apply_options_load(server->serverid, &opts);
+	ts = blpg_targets_create(server->servername, &opts);
+	initStringInfo(&buf);
+
+	for (;;)
+	{
+		uint64		first,
+					last,
+					batch_id;
+		int			chunk = (int) Min((int64) APPLY_CHUNK, Max((int64) 1, max_changes - res->rows));
+		bool		slept = false;
+
+		if (in_txn)
+			chunk = APPLY_CHUNK;	/* finish the transaction */
+		while (!blpg_consume_take(slot, chunk, &buf, &first, &last, &batch_id))
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			/* nothing ready: inside a transaction, wait for the rest */
+			if (!in_txn && (now >= wait_until || res->rows > 0 || res->transactions > 0))
+				goto done;
+			if (!slept)
+			{
+				ConditionVariablePrepareToSleep(&slot->put_cv);
+				slept = true;
+				continue;
+			}
+			(void) ConditionVariableTimedSleep(&slot->put_cv, 100, PG_WAIT_EXTENSION);
+			CHECK_FOR_INTERRUPTS();
+			if (slot->state == BLPG_STATE_STOPPED && in_txn)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("source \"%s\" stopped in the middle of a transaction", server->servername)));
+		}
+		if (slept)
+			ConditionVariableCancelSleep();
+
+		apply_entries(ts, &buf, first, last, server->servername, &in_txn, res, &commit_ts_us);
+		if (!in_txn)
+			blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
+		else
+			blpg_consume_release_now(slot, batch_id);
+
+		if (!in_txn && (res->rows >= max_changes || GetCurrentTimestamp() >= deadline))
+			break;
+	}
+done:
+	blpg_targets_finish(ts);
+	if (commit_ts_us)
+		res->lag_seconds = Max(0.0, (double) (GetCurrentTimestamp() -
+											  ((TimestampTz) commit_ts_us -
+											   ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY))) / 1e6);
+	MemoryContextSwitchTo(old);
+	res->tables = 0;
+	MemoryContextDelete(cxt);
+}
+
+Datum
+binlog_fdw_apply(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int64		max_changes = PG_ARGISNULL(1) ? 100000 : PG_GETARG_INT64(1);
+	double		max_seconds = PG_ARGISNULL(2) ? 10 : PG_GETARG_FLOAT8(2);
+	double		wait_seconds = PG_ARGISNULL(3) ? 0 : PG_GETARG_FLOAT8(3);
+	blpg_apply_result res;
+	TupleDesc	tupdesc;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	blpg_apply_run(name, Max(max_changes, 1), (int64) (max_seconds * 1000),
+				   (int64) (wait_seconds * 1000), &res);
+	values[0] = Int64GetDatum(res.transactions);
+	values[1] = Int64GetDatum(res.rows);
+	values[2] = Int64GetDatum(res.ddl);
+	values[3] = CStringGetTextDatum(res.pos.file);
+	nulls[3] = res.pos.file[0] == '\0';
+	values[4] = Int64GetDatum((int64) res.pos.pos);
+	nulls[4] = res.pos.file[0] == '\0';
+	values[5] = CStringGetTextDatum(res.pos.gtid);
+	nulls[5] = res.pos.gtid[0] == '\0';
+	values[6] = Float8GetDatum(res.lag_seconds);
+	nulls[6] = res.transactions == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,912 @@
+/*
+ * apply_target.c
+ *	  Target tables of the apply path: which PostgreSQL table a MySQL table
+ *	  goes to, how its columns map, which key finds its rows, and the row
+ *	  operations themselves through the executor's replication routines
+ *	  (ExecSimpleRelationInsert/Update/Delete, as PostgreSQL's own logical
+ *	  replication worker uses them), with partition routing.
+ *
+ * Mapping: binlog_fdw.table_mapping rows first, then the default: MySQL
+ * db.table to PostgreSQL schema.table, where the schema is the db renamed
+ * by the source's schema_map option.  Columns match by name (exactly, then
+ * ignoring case); target columns the source lacks get their defaults on
+ * insert and keep their value on update.
+ *
+ * Keys: the chosen key_columns (a unique index over them), else the primary
+ * key, else the replica identity index; a keyless target is an error
+ * unless the source's keyless option is full_row.
+ *
+ * Conflicts (a row to update or delete is missing, an inserted key exists):
+ * error (default), skip, or overwrite (upsert), per source or per table;
+ * errors name the table, the key and the binlog position.
+ */
+#include "binlog_fdw.h"
+#include "blpg_apply.h"
+
+#include "bl_value_text.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_index.h"
+#include "commands/trigger.h"
+#include "executor/execPartition.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_relation.h"
+#include "rewrite/rewriteHandler.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/hsearch.h"
+#include "utils/array.h"
+#include "catalog/pg_type.h"
+#include "access/htup_details.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+typedef struct table_mapping
+{
+	char		key[NAMEDATALEN * 2 + 2];	/* "schema.table" */
+	char	   *target_schema;
+	char	   *target_table;
+	List	   *key_columns;	/* of char* */
+	int			conflict;		/* -1 = the source's */
+	bool		has_sync;
+	char		sync_file[BLPG_FILE_LEN];
+	uint64		sync_pos;
+	bool		skip;
+} table_mapping;
+
+typedef struct default_col
+{
+	AttrNumber	attnum;
+	ExprState  *expr;
+} default_col;
+
+struct blpg_target
+{
+	uint32		version;		/* hash key: bl_table.version */
+	const bl_table *table;
+	bool		skip;			/* unmapped or mapped to nothing */
+	char	   *src_name;		/* "schema.table" */
+	Relation	rel;
+	char	   *rel_name;		/* "schema.table" of the target */
+	EState	   *estate;
+	ResultRelInfo *rri;
+	EPQState	epq;
+	int			nconv;
+	blpg_col_conv *conv;		/* mapped columns */
+	int		   *conv_of_src;	/* source column -> conv index, -1 */
+	int			ndefaults;
+	default_col *defaults;
+	Oid			key_index;		/* InvalidOid: full row */
+	int			nkey;
+	AttrNumber *key_attnums;
+	blpg_conflict conflict;
+	bool		has_sync;
+	char		sync_file[BLPG_FILE_LEN];
+	uint64		sync_pos;
+	bool		partitioned;
+	ModifyTableState *mtstate;
+	PartitionTupleRouting *proute;
+	TupleTableSlot *newslot;	/* in the target's row type */
+	TupleTableSlot *searchslot;
+	TupleTableSlot *oldslot;
+};
+
+struct blpg_targets
+{
+	char	   *server_name;
+	const blpg_apply_options *opts;
+	HTAB	   *by_version;
+	HTAB	   *mappings;
+	MemoryContext cxt;
+	EState	   *trig_estate;
+	bool		trig_started;
+	List	   *targets;
+};
+
+typedef struct target_entry
+{
+	uint32		version;
+	blpg_target *target;
+} target_entry;
+
+/* ---- positions ---- */
+
+int
+blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 pos_b)
+{
+	const char *da = strrchr(file_a, '.');
+	const char *db = strrchr(file_b, '.');
+	int			c;
+
+	/* mysql-bin.000012: compare the numbers, not the text */
+	if (da && db && (da - file_a) == (db - file_b) &&
+		strncmp(file_a, file_b, da - file_a) == 0)
+	{
+		unsigned long long na = strtoull(da + 1, NULL, 10);
+		unsigned long long nb = strtoull(db + 1, NULL, 10);
+
+		c = na < nb ? -1 : na > nb ? 1 : 0;
+	}
+	else
+		c = strcmp(file_a, file_b);
+	if (c != 0)
+		return c;
+	return pos_a < pos_b ? -1 : pos_a > pos_b ? 1 : 0;
+}
+
+/* ---- mappings ---- */
+
+static void
+load_mappings(blpg_targets *ts)
+{
+	HASHCTL		ctl;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	ctl.keysize = NAMEDATALEN * 2 + 2;
+	ctl.entrysize = sizeof(table_mapping);
+	ctl.hcxt = ts->cxt;
+	ts->mappings = hash_create("binlog_fdw mappings", 64, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	args[0] = CStringGetTextDatum(ts->server_name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT source_schema, source_table, target_schema, target_table, "
+							  "key_columns, conflict, sync_file, sync_pos, skip "
+							  "FROM binlog_fdw.table_mapping WHERE server_name = $1",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.table_mapping");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char		key[NAMEDATALEN * 2 + 2];
+		table_mapping *m;
+		bool		found;
+		char	   *s;
+		MemoryContext old;
+
+		snprintf(key, sizeof(key), "%s.%s", SPI_getvalue(tup, desc, 1), SPI_getvalue(tup, desc, 2));
+		m = hash_search(ts->mappings, key, HASH_ENTER, &found);
+		old = MemoryContextSwitchTo(ts->cxt);
+		s = SPI_getvalue(tup, desc, 3);
+		m->target_schema = s ? pstrdup(s) : NULL;
+		s = SPI_getvalue(tup, desc, 4);
+		m->target_table = s ? pstrdup(s) : NULL;
+		m->key_columns = NIL;
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(tup, desc, 5, &isnull);
+
+			if (!isnull)
+			{
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+
+				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+								  &elems, &nulls, &n);
+				for (int k = 0; k < n; k++)
+					if (!nulls[k])
+						m->key_columns = lappend(m->key_columns, TextDatumGetCString(elems[k]));
+			}
+		}
+		s = SPI_getvalue(tup, desc, 6);
+		m->conflict = s == NULL ? -1 :
+			strcmp(s, "skip") == 0 ? BLPG_CONFLICT_SKIP :
+			strcmp(s, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
+		s = SPI_getvalue(tup, desc, 7);
+		m->has_sync = s != NULL;
+		strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
+		s = SPI_getvalue(tup, desc, 8);
+		m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
+		s = SPI_getvalue(tup, desc, 9);
+		m->skip = s && s[0] == 't';
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+}
+
+blpg_targets *
+blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
+{
+	blpg_targets *ts = palloc0(sizeof(blpg_targets));
+	HASHCTL		ctl;
+
+	ts->server_name = pstrdup(server_name);
+	ts->opts = opts;
+	ts->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw targets",
+									ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(target_entry);
+	ctl.hcxt = ts->cxt;
+	ts->by_version = hash_create("binlog_fdw targets", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	load_mappings(ts);
+	ts->trig_estate = CreateExecutorState();
+	AfterTriggerBeginQuery();
+	ts->trig_started = true;
+	return ts;
+}
+
+static void
+close_target(blpg_target *t)
+{
+	if (t->skip || t->rel == NULL)
+		return;
+	if (t->proute)
+		ExecCleanupTupleRouting(t->mtstate, t->proute);
+	EvalPlanQualEnd(&t->epq);
+	ExecCloseIndices(t->rri);
+	ExecResetTupleTable(t->estate->es_tupleTable, false);
+	FreeExecutorState(t->estate);
+	table_close(t->rel, NoLock);
+	t->rel = NULL;
+}
+
+void
+blpg_targets_finish(blpg_targets *ts)
+{
+	ListCell   *lc;
+
+	/* AFTER ROW triggers (foreign keys among them) fire now */
+	if (ts->trig_started)
+	{
+		AfterTriggerEndQuery(ts->trig_estate);
+		ts->trig_started = false;
+	}
+	foreach(lc, ts->targets)
+		close_target(lfirst(lc));
+	FreeExecutorState(ts->trig_estate);
+	MemoryContextDelete(ts->cxt);
+}
+
+void
+blpg_targets_invalidate(blpg_targets *ts)
+{
+	ListCell   *lc;
+	HASHCTL		ctl;
+
+	/* fire what is queued before tables change shape */
+	AfterTriggerEndQuery(ts->trig_estate);
+	foreach(lc, ts->targets)
+		close_target(lfirst(lc));
+	list_free(ts->targets);
+	ts->targets = NIL;
+	hash_destroy(ts->by_version);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(target_entry);
+	ctl.hcxt = ts->cxt;
+	ts->by_version = hash_create("binlog_fdw targets", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	hash_destroy(ts->mappings);
+	load_mappings(ts);
+	AfterTriggerBeginQuery();
+}
+
+/* ---- building a target ---- */
+
+static const char *
+mapped_schema(blpg_targets *ts, const char *schema)
+{
+	ListCell   *lc;
+
+	foreach(lc, ts->opts->schema_map)
+	{
+		List	   *pair = lfirst(lc);
+
+		if (strcmp(strVal(linitial(pair)), schema) == 0)
+			return strVal(lsecond(pair));
+	}
+	return schema;
+}
+
+static Oid
+find_relation(const char *schema, const char *table)
+{
+	Oid			nsp = get_namespace_oid(schema, true);
+	Oid			rel;
+
+	if (!OidIsValid(nsp))
+	{
+		char	   *lower = asc_tolower(schema, strlen(schema));
+
+		nsp = get_namespace_oid(lower, true);
+		if (!OidIsValid(nsp))
+			return InvalidOid;
+	}
+	rel = get_relname_relid(table, nsp);
+	if (!OidIsValid(rel))
+		rel = get_relname_relid(asc_tolower(table, strlen(table)), nsp);
+	return rel;
+}
+
+/* The unique index whose columns are exactly `cols` (names). */
+static Oid
+index_on_columns(Relation rel, List *cols)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	foreach(lc, indexes)
+	{
+		Oid			idx = lfirst_oid(lc);
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(idx));
+		Form_pg_index form;
+		bool		match = true;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		form = (Form_pg_index) GETSTRUCT(tup);
+		if (!form->indisunique || form->indnkeyatts != list_length(cols) ||
+			!heap_attisnull(tup, Anum_pg_index_indexprs, NULL) ||
+			!heap_attisnull(tup, Anum_pg_index_indpred, NULL))
+			match = false;
+		for (int k = 0; match && k < form->indnkeyatts; k++)
+		{
+			AttrNumber	a = form->indkey.values[k];
+			bool		in = false;
+			ListCell   *lc2;
+
+			if (a <= 0)
+			{
+				match = false;
+				break;
+			}
+			foreach(lc2, cols)
+				if (strcmp(NameStr(TupleDescAttr(desc, a - 1)->attname), lfirst(lc2)) == 0)
+					in = true;
+			match = in;
+		}
+		ReleaseSysCache(tup);
+		if (match)
+			return idx;
+	}
+	return InvalidOid;
+}
+
+static int
+find_source_column(const bl_table *t, const char *name)
+{
+	for (uint32 i = 0; i < t->ncols; i++)
+		if (t->cols[i].name.ptr && strlen(name) == t->cols[i].name.len &&
+			memcmp(t->cols[i].name.ptr, name, t->cols[i].name.len) == 0)
+			return (int) i;
+	for (uint32 i = 0; i < t->ncols; i++)
+		if (t->cols[i].name.ptr && strlen(name) == t->cols[i].name.len &&
+			pg_strncasecmp(t->cols[i].name.ptr, name, t->cols[i].name.len) == 0)
+			return (int) i;
+	return -1;
+}
+
+static void
+build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
+{
+	char		key[NAMEDATALEN * 2 + 2];
+	table_mapping *m;
+	const char *schema;
+	const char *table;
+	Oid			relid;
+	TupleDesc	desc;
+	RangeTblEntry *rte;
+	List	   *key_names = NIL;
+
+	snprintf(key, sizeof(key), "%s.%s", t->schema.ptr, t->name.ptr);
+	tg->src_name = pstrdup(key);
+	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
+	if (m && m->skip)
+	{
+		tg->skip = true;
+		return;
+	}
+	schema = m && m->target_schema ? m->target_schema : mapped_schema(ts, t->schema.ptr);
+	table = m && m->target_table ? m->target_table : t->name.ptr;
+	relid = find_relation(schema, table);
+	if (!OidIsValid(relid))
+	{
+		if (!ts->opts->unmapped_error)
+		{
+			tg->skip = true;
+			return;
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("no target table for MySQL table %s: %s.%s does not exist",
+						key, quote_identifier(schema), quote_identifier(table)),
+				 errhint("Create it (binlog_fdw.sync_table() creates and loads it), map the table elsewhere with binlog_fdw.map_table(), or set the source's unmapped option to 'skip'.")));
+	}
+	if (t->names_source == BL_NAMES_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("column names of MySQL table %s are unknown", key),
+				 errhint("Set binlog_row_metadata=FULL on the source, or give the source account SELECT on information_schema.")));
+
+	tg->rel = table_open(relid, RowExclusiveLock);
+	tg->rel_name = psprintf("%s.%s", quote_identifier(get_namespace_name(RelationGetNamespace(tg->rel))),
+							quote_identifier(RelationGetRelationName(tg->rel)));
+	if (tg->rel->rd_rel->relkind != RELKIND_RELATION &&
+		tg->rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("target %s of MySQL table %s is not a table", tg->rel_name, key)));
+	tg->partitioned = tg->rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE;
+	desc = RelationGetDescr(tg->rel);
+
+	/* columns */
+	tg->conv = palloc0(sizeof(blpg_col_conv) * desc->natts);
+	tg->conv_of_src = palloc(sizeof(int) * t->ncols);
+	for (uint32 i = 0; i < t->ncols; i++)
+		tg->conv_of_src[i] = -1;
+	tg->defaults = palloc0(sizeof(default_col) * desc->natts);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		int			src;
+
+		if (att->attisdropped || att->attgenerated)
+			continue;
+		src = find_source_column(t, NameStr(att->attname));
+		if (src < 0)
+		{
+			Node	   *def = build_column_default(tg->rel, a + 1);
+
+			if (def)
+			{
+				tg->defaults[tg->ndefaults].attnum = a + 1;
+				tg->defaults[tg->ndefaults].expr = ExecInitExpr((Expr *) expression_planner((Expr *) def), NULL);
+				tg->ndefaults++;
+			}
+			continue;
+		}
+		{
+			blpg_col_conv *cc = &tg->conv[tg->nconv];
+
+			cc->src = src;
+			cc->attnum = a + 1;
+			cc->name = pstrdup(NameStr(att->attname));
+			blpg_conv_init(cc, att->atttypid, att->atttypmod);
+			tg->conv_of_src[src] = tg->nconv;
+			tg->nconv++;
+		}
+	}
+
+	/* key */
+	tg->conflict = m && m->conflict >= 0 ? (blpg_conflict) m->conflict : ts->opts->conflict;
+	if (m && m->key_columns)
+	{
+		tg->key_index = index_on_columns(tg->rel, m->key_columns);
+		if (!OidIsValid(tg->key_index))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("target %s has no unique index on the key columns chosen for %s",
+							tg->rel_name, key)));
+	}
+	else
+	{
+		tg->key_index = RelationGetPrimaryKeyIndex(tg->rel);
+		if (!OidIsValid(tg->key_index))
+			tg->key_index = RelationGetReplicaIndex(tg->rel);
+	}
+	if (OidIsValid(tg->key_index))
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(tg->key_index));
+		Form_pg_index form = (Form_pg_index) GETSTRUCT(tup);
+
+		tg->nkey = form->indnkeyatts;
+		tg->key_attnums = palloc(sizeof(AttrNumber) * tg->nkey);
+		for (int k = 0; k < tg->nkey; k++)
+		{
+			AttrNumber	a = form->indkey.values[k];
+			bool		mapped = false;
+
+			tg->key_attnums[k] = a;
+			for (int c = 0; c < tg->nconv; c++)
+				if (tg->conv[c].attnum == a)
+					mapped = true;
+			if (!mapped)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("key column \"%s\" of %s has no column in MySQL table %s",
+								NameStr(TupleDescAttr(desc, a - 1)->attname), tg->rel_name, key)));
+			key_names = lappend(key_names, NameStr(TupleDescAttr(desc, a - 1)->attname));
+		}
+		ReleaseSysCache(tup);
+	}
+	else if (!ts->opts->keyless_full_row)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("target %s of MySQL table %s has no primary key", tg->rel_name, key),
+				 errhint("Add a primary key or unique index (and choose it with binlog_fdw.map_table(..., key_columns => ...)), or set the source's keyless option to 'full_row' to match rows on all columns.")));
+	(void) key_names;
+
+	if (m && m->has_sync)
+	{
+		tg->has_sync = true;
+		strlcpy(tg->sync_file, m->sync_file, sizeof(tg->sync_file));
+		tg->sync_pos = m->sync_pos;
+	}
+
+	/* executor state */
+	tg->estate = CreateExecutorState();
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = relid;
+	rte->relkind = tg->rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	ExecInitRangeTable(tg->estate, list_make1(rte));
+	tg->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(tg->rri, tg->rel, 1, NULL, 0);
+	tg->estate->es_output_cid = GetCurrentCommandId(true);
+	ExecOpenIndices(tg->rri, false);
+	EvalPlanQualInit(&tg->epq, tg->estate, NULL, NIL, -1);
+	tg->newslot = ExecInitExtraTupleSlot(tg->estate, desc, &TTSOpsVirtual);
+	tg->searchslot = ExecInitExtraTupleSlot(tg->estate, desc, &TTSOpsVirtual);
+	tg->oldslot = table_slot_create(tg->rel, &tg->estate->es_tupleTable);
+	if (tg->partitioned)
+	{
+		tg->mtstate = makeNode(ModifyTableState);
+		tg->mtstate->ps.plan = NULL;
+		tg->mtstate->ps.state = tg->estate;
+		tg->mtstate->operation = CMD_INSERT;
+		tg->mtstate->resultRelInfo = tg->rri;
+		tg->proute = ExecSetupPartitionTupleRouting(tg->estate, tg->rel);
+	}
+}
+
+blpg_target *
+blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
+{
+	bool		found;
+	target_entry *e = hash_search(ts->by_version, &t->version, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+
+		e->target = palloc0(sizeof(blpg_target));
+		e->target->version = t->version;
+		e->target->table = t;
+		PG_TRY();
+		{
+			build_target(ts, e->target, t);
+		}
+		PG_CATCH();
+		{
+			hash_search(ts->by_version, &t->version, HASH_REMOVE, NULL);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		ts->targets = lappend(ts->targets, e->target);
+		MemoryContextSwitchTo(old);
+	}
+	return e->target->skip ? NULL : e->target;
+}
+
+bool
+blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
+{
+	if (!target->has_sync)
+		return false;
+	return blpg_position_cmp(v->file, v->e->event_pos, target->sync_file, target->sync_pos) < 0;
+}
+
+/* ---- rows ---- */
+
+typedef struct row_context
+{
+	blpg_target *target;
+	const char *op;
+	const blpg_entry_view *v;
+	const bl_row *key_row;
+} row_context;
+
+static char *
+key_text(blpg_target *tg, const bl_row *row)
+{
+	bl_buf		b;
+	bl_error	err;
+	char	   *s;
+
+	if (row == NULL)
+		return pstrdup("?");
+	bl_buf_init(&b);
+	bl_buf_putc(&b, '{');
+	for (uint32 i = 0, n = 0; i < tg->table->ncols; i++)
+	{
+		const bl_column *c = &tg->table->cols[i];
+		bool		is_key = false;
+
+		if (tg->key_index == InvalidOid)
+			is_key = true;
+		else
+			for (int k = 0; k < tg->nkey; k++)
+			{
+				int			ci = tg->conv_of_src[i];
+
+				if (ci >= 0 && tg->conv[ci].attnum == tg->key_attnums[k])
+					is_key = true;
+			}
+		if (!is_key || row->values[i].kind == BL_VAL_ABSENT)
+			continue;
+		if (n++)
+			bl_buf_putc(&b, ',');
+		bl_column_key_json(tg->table, i, &b);
+		bl_buf_putc(&b, ':');
+		(void) bl_value_to_json(c, &row->values[i], NULL, &b, &err);
+		if (b.len > 900)
+			break;
+	}
+	bl_buf_putc(&b, '}');
+	s = pstrdup(b.data);
+	bl_buf_free(&b);
+	return s;
+}
+
+static void
+row_error_context(void *arg)
+{
+	row_context *rc = arg;
+	const blpg_entry_view *v = rc->v;
+
+	errcontext("applying %s of MySQL table %s into %s, key %s, binlog %.*s position %llu%s%.*s",
+			   rc->op, rc->target->src_name, rc->target->rel_name,
+			   key_text(rc->target, rc->key_row),
+			   (int) v->e->file_len, v->file, (unsigned long long) v->e->event_pos,
+			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
+}
+
+/* Fill slot (the target's row type) from a row image. */
+static void
+fill_slot(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
+		  const bl_row *row, const bl_row *before, bool with_defaults)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	ExecClearTuple(slot);
+	for (int a = 0; a < desc->natts; a++)
+		slot->tts_isnull[a] = true;
+	for (int c = 0; c < tg->nconv; c++)
+	{
+		blpg_col_conv *cc = &tg->conv[c];
+		const bl_value *v = &row->values[cc->src];
+
+		if (v->kind == BL_VAL_ABSENT)
+			continue;
+		slot->tts_values[cc->attnum - 1] =
+			blpg_convert(cc, &tg->table->cols[cc->src], v,
+						 before && before->ncols ? &before->values[cc->src] : NULL,
+						 ts->opts, &slot->tts_isnull[cc->attnum - 1]);
+	}
+	if (with_defaults && tg->ndefaults)
+	{
+		ExprContext *econtext = GetPerTupleExprContext(tg->estate);
+
+		for (int d = 0; d < tg->ndefaults; d++)
+		{
+			AttrNumber	a = tg->defaults[d].attnum;
+
+			slot->tts_values[a - 1] = ExecEvalExpr(tg->defaults[d].expr, econtext,
+												   &slot->tts_isnull[a - 1]);
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * Find the target row of a row image (its key columns, or all columns
+ * without a key); the row is left in tg->oldslot, locked.  For partitioned
+ * targets, *part is the partition holding it.
+ */
+static bool
+find_row(blpg_targets *ts, blpg_target *tg, const bl_row *row, ResultRelInfo **part)
+{
+	ResultRelInfo *rri = tg->rri;
+	TupleTableSlot *search = tg->searchslot;
+	TupleTableSlot *old = tg->oldslot;
+	Oid			index = tg->key_index;
+
+	fill_slot(ts, tg, search, row, NULL, false);
+	if (tg->key_index != InvalidOid)
+		for (int k = 0; k < tg->nkey; k++)
+			if (search->tts_isnull[tg->key_attnums[k] - 1])
+			{
+				int			src = -1;
+
+				for (int c = 0; c < tg->nconv; c++)
+					if (tg->conv[c].attnum == tg->key_attnums[k])
+						src = tg->conv[c].src;
+				if (src >= 0 && row->values[src].kind == BL_VAL_ABSENT)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_EXCEPTION),
+							 errmsg("the row image lacks key column \"%s\" of %s",
+									NameStr(TupleDescAttr(RelationGetDescr(tg->rel), tg->key_attnums[k] - 1)->attname),
+									tg->rel_name),
+							 errhint("With binlog_row_image=MINIMAL the key must be the MySQL table's primary key.")));
+			}
+	if (tg->partitioned)
+	{
+		ResultRelInfo *p = ExecFindPartition(tg->mtstate, tg->rri, tg->proute, search, tg->estate);
+		TupleConversionMap *map = p->ri_RootToPartitionMap;
+
+		rri = p;
+		if (map)
+			search = execute_attr_map_slot(map->attrMap, search, p->ri_PartitionTupleSlot);
+		if (old->tts_tupleDescriptor != RelationGetDescr(p->ri_RelationDesc))
+			old = table_slot_create(p->ri_RelationDesc, &tg->estate->es_tupleTable);
+		if (index != InvalidOid)
+		{
+			/* the partition's index of the same key */
+			index = RelationGetPrimaryKeyIndex(p->ri_RelationDesc);
+			if (!OidIsValid(index))
+				index = RelationGetReplicaIndex(p->ri_RelationDesc);
+		}
+		tg->oldslot = old;
+	}
+	*part = rri;
+	if (OidIsValid(index))
+		return RelationFindReplTupleByIndex(rri->ri_RelationDesc, index, LockTupleExclusive,
+											search, old);
+	return RelationFindReplTupleSeq(rri->ri_RelationDesc, LockTupleExclusive, search, old);
+}
+
+static void
+insert_slot(blpg_target *tg, TupleTableSlot *slot)
+{
+	ResultRelInfo *rri = tg->rri;
+
+	if (tg->partitioned)
+	{
+		ResultRelInfo *p = ExecFindPartition(tg->mtstate, tg->rri, tg->proute, slot, tg->estate);
+		TupleConversionMap *map = p->ri_RootToPartitionMap;
+
+		rri = p;
+		if (map)
+			slot = execute_attr_map_slot(map->attrMap, slot, p->ri_PartitionTupleSlot);
+	}
+	ExecSimpleRelationInsert(rri, tg->estate, slot);
+}
+
+static void
+missing_row(blpg_target *tg, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NO_DATA_FOUND),
+			 errmsg("row to %s not found in %s", what, tg->rel_name),
+			 errhint("The target diverged from the source. Fix the row, or set the conflict option of the table (binlog_fdw.map_table) or the source to 'skip' or 'overwrite', then apply again.")));
+}
+
+void
+blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
+					  const bl_row *before, const bl_row *after,
+					  const blpg_entry_view *v)
+{
+	ErrorContextCallback cb;
+	row_context rc;
+	ResultRelInfo *part;
+
+	rc.target = tg;
+	rc.v = v;
+	rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
+	rc.key_row = op == BL_OP_INSERT ? after : before;
+	cb.callback = row_error_context;
+	cb.arg = &rc;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+
+	tg->estate->es_output_cid = GetCurrentCommandId(true);
+	switch (op)
+	{
+		case BL_OP_INSERT:
+			fill_slot(ts, tg, tg->newslot, after, NULL, true);
+			if (tg->conflict != BLPG_CONFLICT_ERROR &&
+				(tg->key_index != InvalidOid) && find_row(ts, tg, after, &part))
+			{
+				if (tg->conflict == BLPG_CONFLICT_OVERWRITE)
+				{
+					if (part != tg->rri)
+						fill_slot(ts, tg, tg->newslot, after, NULL, true);
+					ExecSimpleRelationUpdate(part, tg->estate, &tg->epq, tg->oldslot,
+											 part == tg->rri ? tg->newslot :
+											 execute_attr_map_slot(part->ri_RootToPartitionMap ? part->ri_RootToPartitionMap->attrMap : NULL,
+																   tg->newslot, part->ri_PartitionTupleSlot));
+				}
+				break;
+			}
+			insert_slot(tg, tg->newslot);
+			break;
+
+		case BL_OP_UPDATE:
+			if (!find_row(ts, tg, before, &part))
+			{
+				if (tg->conflict == BLPG_CONFLICT_ERROR)
+					missing_row(tg, "update");
+				if (tg->conflict == BLPG_CONFLICT_OVERWRITE)
+				{
+					fill_slot(ts, tg, tg->newslot, after, before, true);
+					insert_slot(tg, tg->newslot);
+				}
+				break;
+			}
+			{
+				/* the stored row, with the columns present in the after image */
+				TupleTableSlot *old = tg->oldslot;
+				TupleTableSlot *newslot = tg->newslot;
+				TupleDesc	desc = RelationGetDescr(tg->rel);
+
+				slot_getallattrs(old);
+				ExecClearTuple(newslot);
+				if (part == tg->rri)
+				{
+					memcpy(newslot->tts_values, old->tts_values, sizeof(Datum) * desc->natts);
+					memcpy(newslot->tts_isnull, old->tts_isnull, sizeof(bool) * desc->natts);
+				}
+				else
+				{
+					/* partition row type: map back to the root's */
+					TupleConversionMap *map = part->ri_RootToPartitionMap;
+
+					for (int a = 0; a < desc->natts; a++)
+					{
+						int			pa = map ? map->attrMap->attnums[a] - 1 : a;
+
+						newslot->tts_values[a] = pa >= 0 ? old->tts_values[pa] : (Datum) 0;
+						newslot->tts_isnull[a] = pa >= 0 ? old->tts_isnull[pa] : true;
+					}
+				}
+				for (int c = 0; c < tg->nconv; c++)
+				{
+					blpg_col_conv *cc = &tg->conv[c];
+					const bl_value *val = &after->values[cc->src];
+
+					if (val->kind == BL_VAL_ABSENT)
+						continue;
+					newslot->tts_values[cc->attnum - 1] =
+						blpg_convert(cc, &tg->table->cols[cc->src], val,
+									 before->ncols ? &before->values[cc->src] : NULL,
+									 ts->opts, &newslot->tts_isnull[cc->attnum - 1]);
+				}
+				ExecStoreVirtualTuple(newslot);
+				if (tg->partitioned)
+				{
+					ResultRelInfo *np = ExecFindPartition(tg->mtstate, tg->rri, tg->proute,
+														  newslot, tg->estate);
+
+					if (np != part)
+					{
+						/* the row moves to another partition */
+						ExecSimpleRelationDelete(part, tg->estate, &tg->epq, old);
+						insert_slot(tg, newslot);
+						break;
+					}
+					if (part->ri_RootToPartitionMap)
+						newslot = execute_attr_map_slot(part->ri_RootToPartitionMap->attrMap,
+														newslot, part->ri_PartitionTupleSlot);
+				}
+				ExecSimpleRelationUpdate(part, tg->estate, &tg->epq, old, newslot);
+			}
+			break;
+
+		case BL_OP_DELETE:
+			if (!find_row(ts, tg, before, &part))
+			{
+				if (tg->conflict == BLPG_CONFLICT_ERROR)
+					missing_row(tg, "delete");
+				break;
+			}
+			ExecSimpleRelationDelete(part, tg->estate, &tg->epq, tg->oldslot);
+			break;
+	}
+	ResetPerTupleExprContext(tg->estate);
+	CommandCounterIncrement();
+	error_context_stack = cb.previous;
+}

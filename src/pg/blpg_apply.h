@@ -1,0 +1,152 @@
+/*
+ * blpg_apply.h
+ *	  Applying MySQL changes into PostgreSQL tables: options, value
+ *	  conversion, target tables, DDL translation, and the apply loop shared
+ *	  by binlog_fdw.apply() and the continuous apply worker.
+ */
+#ifndef BLPG_APPLY_H
+#define BLPG_APPLY_H
+
+#include "blpg_ring.h"
+
+#include "bl_decoder.h"
+
+#include "access/attnum.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/relcache.h"
+
+typedef enum blpg_conflict
+{
+	BLPG_CONFLICT_ERROR = 0,
+	BLPG_CONFLICT_SKIP,
+	BLPG_CONFLICT_OVERWRITE
+} blpg_conflict;
+
+typedef enum blpg_zero_date
+{
+	BLPG_ZERO_NULL = 0,
+	BLPG_ZERO_NEG_INFINITY,
+	BLPG_ZERO_ERROR
+} blpg_zero_date;
+
+/* Apply settings of a source (server options). */
+typedef struct blpg_apply_options
+{
+	blpg_conflict conflict;		/* conflict */
+	bool		unmapped_error; /* unmapped = error | skip */
+	bool		tinyint1_boolean;	/* tinyint1_boolean */
+	blpg_zero_date zero_date;	/* zero_date */
+	bool		time_as_interval;	/* time_type = interval | time */
+	bool		keyless_full_row;	/* keyless = error | full_row */
+	List	   *schema_map;		/* pairs: mysql schema, pg schema */
+} blpg_apply_options;
+
+extern void blpg_apply_options_load(Oid serverid, blpg_apply_options *opts);
+
+/* ---- value conversion (apply_convert.c) ---- */
+
+typedef enum blpg_conv_kind
+{
+	BLPG_CONV_GENERIC = 0,		/* text, then the type's input function */
+	BLPG_CONV_INT2,
+	BLPG_CONV_INT4,
+	BLPG_CONV_INT8,
+	BLPG_CONV_NUMERIC,
+	BLPG_CONV_FLOAT4,
+	BLPG_CONV_FLOAT8,
+	BLPG_CONV_BOOL,
+	BLPG_CONV_TEXT,				/* text, varchar, bpchar without typmod */
+	BLPG_CONV_BYTEA,
+	BLPG_CONV_DATE,
+	BLPG_CONV_TIMESTAMP,
+	BLPG_CONV_TIMESTAMPTZ,
+	BLPG_CONV_TIME,
+	BLPG_CONV_INTERVAL,
+	BLPG_CONV_JSONB,
+	BLPG_CONV_TEXT_ARRAY
+} blpg_conv_kind;
+
+/* How one MySQL column becomes one PostgreSQL column. */
+typedef struct blpg_col_conv
+{
+	int			src;			/* MySQL column index */
+	AttrNumber	attnum;			/* target attribute */
+	Oid			type;
+	int32		typmod;
+	blpg_conv_kind kind;
+	FmgrInfo	input;			/* GENERIC: the type's input function */
+	Oid			ioparam;
+	const char *name;			/* for error messages */
+} blpg_col_conv;
+
+extern void blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod);
+
+/*
+ * value -> Datum.  before: the column's before-image value (partial JSON).
+ * old_datum/old_isnull: the target row's current value, for a partial JSON
+ * update without a full before image.
+ */
+extern Datum blpg_convert(const blpg_col_conv *cc, const bl_column *col,
+						  const bl_value *v, const bl_value *before,
+						  const blpg_apply_options *opts, bool *isnull);
+
+/* ---- the apply loop (apply.c) ---- */
+
+typedef struct blpg_apply_result
+{
+	int64		transactions;
+	int64		rows;
+	int			tables;
+	blpg_position pos;
+	double		lag_seconds;
+	int64		ddl;
+} blpg_apply_result;
+
+/*
+ * Apply changes of a started source in the current transaction: until
+ * max_changes or max_ms, stopping only at a transaction boundary (a
+ * transaction larger than that is applied whole anyway).  wait_ms: wait
+ * that long for changes when none are ready.
+ */
+extern void blpg_apply_run(const char *server_name, int64 max_changes,
+						   int64 max_ms, int64 wait_ms,
+						   blpg_apply_result *result);
+
+/* ---- targets (apply_target.c) ---- */
+
+typedef struct blpg_target blpg_target;
+
+/* Per apply call: caches of targets by source table version. */
+typedef struct blpg_targets blpg_targets;
+
+extern blpg_targets *blpg_targets_create(const char *server_name,
+										 const blpg_apply_options *opts);
+extern void blpg_targets_finish(blpg_targets *ts);
+
+/* The target of a source table (NULL: unmapped and skipped). */
+extern blpg_target *blpg_target_get(blpg_targets *ts, const bl_table *t,
+									const blpg_entry_view *v);
+/* Forget what is known of targets (after DDL). */
+extern void blpg_targets_invalidate(blpg_targets *ts);
+
+extern void blpg_target_apply_row(blpg_targets *ts, blpg_target *target,
+								  bl_op op, const bl_row *before,
+								  const bl_row *after, const blpg_entry_view *v);
+
+/* Should changes of this table at this position be skipped (snapshot)? */
+extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);
+
+/* ---- DDL (apply_ddl.c) ---- */
+
+extern void blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v,
+						   const char *server_name);
+
+/* ---- positions ---- */
+
+/* Compare binlog positions: file names by their numeric suffix. */
+extern int	blpg_position_cmp(const char *file_a, uint64 pos_a,
+							  const char *file_b, uint64 pos_b);
+
+#endif							/* BLPG_APPLY_H */

@@ -1,0 +1,23 @@
+/*
+ * blpg_consume.h
+ *	  The consumer side of a source's ring for code that consumes changes
+ *	  itself (the apply path) rather than through get()/ack().
+ */
+#ifndef BLPG_CONSUME_H
+#define BLPG_CONSUME_H
+
+#include "blpg_shmem.h"
+
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+
+/* The slot of a started source, after permission checks. */
+extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_out);
+
+extern bool blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
+							  uint64 *first, uint64 *last, uint64 *batch_id);
+extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
+extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
+							 uint64 batch_id, blpg_position *pos_out);
+
+#endif							/* BLPG_CONSUME_H */

@@ -46,6 +46,10 @@ $(DECODER_OBJS) $(DECODER_OBJS:.o=.bc): override CPPFLAGS := -I$(srcdir)/src/dec
 $(SOURCE_OBJS) $(SOURCE_OBJS:.o=.bc) src/tools/binlogcat.o: override CPPFLAGS := -I$(srcdir)/src/decoder \
 	-I$(srcdir)/src/source $(MYSQL_CFLAGS) -D_GNU_SOURCE
 
+# Replace the installed library by rename (see scripts/install-replace.sh):
+# install(1) overwrites it in place, crashing servers that have it loaded.
+INSTALL_SHLIB = $(SHELL) $(srcdir)/scripts/install-replace.sh
+
 all: binlogcat
 
 binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)

@@ -149,7 +149,14 @@ CREATE FUNCTION status(
     OUT last_heartbeat timestamptz,
     OUT last_error text,
     OUT last_error_time timestamptz,
-    OUT worker_peak_rss_kb bigint)
+    OUT worker_peak_rss_kb bigint,
+    OUT apply_pid integer,
+    OUT applied_transactions bigint,
+    OUT applied_rows bigint,
+    OUT apply_lag_seconds double precision,
+    OUT apply_last_commit timestamptz,
+    OUT apply_error text,
+    OUT apply_error_time timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 
@@ -229,5 +236,48 @@ AS 'MODULE_PATHNAME', 'binlog_fdw_apply' LANGUAGE C;
 COMMENT ON FUNCTION apply(text, bigint, double precision, double precision) IS
   'apply a source''s changes into PostgreSQL tables in this transaction, exactly once';
 
-REVOKE ALL ON FUNCTION apply(text, bigint, double precision, double precision),
+CREATE FUNCTION skip_change(server text, OUT seq bigint, OUT op text, OUT ddl text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'binlog_fdw_skip_change' LANGUAGE C STRICT;
+COMMENT ON FUNCTION skip_change(text) IS
+  'acknowledge the next change of a source without applying it (after fixing the target by hand)';
+
+REVOKE ALL ON FUNCTION skip_change(text),
+    apply(text, bigint, double precision, double precision),
     map_table(text, text, regclass, text[], text, boolean) FROM PUBLIC;
+
+-- Initial load from one consistent snapshot of the source.
+CREATE FUNCTION snapshot(
+    server text,
+    tables text[],
+    truncate boolean DEFAULT false,
+    OUT source text,
+    OUT target text,
+    OUT rows bigint,
+    OUT snapshot_position text,
+    OUT created boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_snapshot' LANGUAGE C;
+COMMENT ON FUNCTION snapshot(text, text[], boolean) IS
+  'copy MySQL tables ("db.table") into PostgreSQL from one consistent snapshot; apply continues exactly after it';
+
+CREATE FUNCTION sync_table(server text, source text, truncate boolean DEFAULT false)
+RETURNS bigint
+LANGUAGE sql
+AS $$ SELECT rows FROM binlog_fdw.snapshot(sync_table.server, ARRAY[sync_table.source], sync_table.truncate) $$;
+
+CREATE FUNCTION sync_progress(
+    OUT pid integer,
+    OUT server text,
+    OUT source text,
+    OUT target text,
+    OUT rows_done bigint,
+    OUT rows_estimated bigint,
+    OUT started timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_sync_progress' LANGUAGE C;
+CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
+
+REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, boolean),
+    sync_progress() FROM PUBLIC;
+REVOKE ALL ON sync_progress FROM PUBLIC;

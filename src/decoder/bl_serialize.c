@@ -197,6 +197,17 @@ is_enum_or_set(uint8_t type)
 	return type == BL_T_ENUM || type == BL_T_SET;
 }
 
+/*
+ * The column's charset is not the one its collation id gives: it came
+ * from information_schema, because the binlog had no collation or one we
+ * do not know.  Only its name can carry it.
+ */
+static bool
+charset_by_name_only(const bl_column *c)
+{
+	return c->charset != NULL && bl_charset_by_collation(c->collation) != c->charset;
+}
+
 /* Start an optional metadata field: type, then its length (patched). */
 static size_t
 begin_field(bl_buf *b, uint8_t type, bl_buf *tmp)
@@ -268,7 +279,7 @@ bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out)
 			any_unsigned_known = true;
 		if (c->name.ptr == NULL)
 			all_named = false;
-		if (c->charset && c->collation == 0)
+		if (charset_by_name_only(c))
 			any_charset_name = true;
 		ngeom += c->type == BL_T_GEOMETRY;
 		nvec += c->type == BL_T_VECTOR;
@@ -363,7 +374,7 @@ bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out)
 		for (uint32_t i = 0; i < t->ncols; i++)
 		{
 			const bl_column *c = &t->cols[i];
-			const char *name = c->charset && c->collation == 0 ? bl_charset_name(c->charset) : "";
+			const char *name = charset_by_name_only(c) ? bl_charset_name(c->charset) : "";
 			size_t		len = strlen(name);
 
 			put_packed(&f, len);

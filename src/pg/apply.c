@@ -32,6 +32,7 @@
 #include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_apply);
+PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
 
 #define APPLY_CHUNK 20000		/* changes per batch taken from the ring */
 
@@ -265,5 +266,49 @@ binlog_fdw_apply(PG_FUNCTION_ARGS)
 	nulls[5] = res.pos.gtid[0] == '\0';
 	values[6] = Float8GetDatum(res.lag_seconds);
 	nulls[6] = res.transactions == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+binlog_fdw_skip_change(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(name, &server);
+	StringInfoData buf;
+	uint64		first,
+				last,
+				batch_id;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	const blpg_entry *e;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	initStringInfo(&buf);
+	if (!blpg_consume_take(slot, 1, &buf, &first, &last, &batch_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("source \"%s\" has no change to skip", name)));
+	e = (const blpg_entry *) buf.data;
+	blpg_consume_ack(slot, server->serverid, server->servername, batch_id, NULL);
+	values[0] = Int64GetDatum((int64) first);
+	values[1] = CStringGetTextDatum(blpg_entry_op_name(e));
+	nulls[2] = true;
+	if (e->kind == BLPG_ENTRY_DDL)
+	{
+		blpg_entry_view v;
+		uint32		dblen;
+
+		blpg_entry_view_init(&v, e);
+		dblen = (uint32) bl_load_le(v.payload, 4);
+		values[2] = CStringGetTextDatum(pnstrdup((const char *) v.payload + 4 + dblen,
+												 e->payload_len - 4 - dblen));
+		nulls[2] = false;
+	}
+	ereport(LOG,
+			(errmsg("source \"%s\": change %llu (%s) skipped by request",
+					name, (unsigned long long) first, blpg_entry_op_name(e))));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

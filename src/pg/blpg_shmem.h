@@ -123,6 +123,16 @@ typedef struct blpg_slot
 	char		last_error[BLPG_ERROR_LEN];
 	TimestampTz last_error_time;
 	uint64		peak_worker_rss_kb;
+
+	/* continuous apply (apply_worker.c) */
+	bool		continuous;		/* an apply worker should run */
+	int			apply_pid;
+	uint64		applied_transactions;
+	uint64		applied_rows;
+	double		apply_lag_seconds;	/* commit in MySQL to commit here */
+	TimestampTz apply_last_commit;
+	char		apply_error[BLPG_ERROR_LEN];
+	TimestampTz apply_error_time;
 } blpg_slot;
 
 typedef struct blpg_shared_state
@@ -138,9 +148,14 @@ extern blpg_shared_state *blpg_shared;
 extern int	blpg_max_sources;
 extern int	blpg_ring_size_kb;
 
+/* Progress of initial loads (snapshot.c), after the rings. */
+extern Size blpg_progress_size(void);
+extern void blpg_progress_attach(char *area, bool init);
+
 extern void blpg_shmem_request(void);
 extern void blpg_shmem_startup(void);
 extern void blpg_require_shmem(void);
+extern void blpg_worker_require_shmem(const char *what);
 
 /* Slot of a server (NULL if it has none); caller holds no lock. */
 extern blpg_slot *blpg_find_slot(Oid dboid, Oid serverid);

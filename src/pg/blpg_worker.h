@@ -11,6 +11,10 @@
 
 extern PGDLLEXPORT void blpg_worker_main(Datum main_arg);
 extern PGDLLEXPORT void blpg_launcher_main(Datum main_arg);
+extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
+
+/* Launch the continuous apply worker of a slot; its pid or 0. */
+extern int	blpg_launch_apply_worker(blpg_slot *slot);
 
 /* Register the launcher (from _PG_init, when preloaded). */
 extern void blpg_register_launcher(void);
@@ -22,7 +26,8 @@ extern void blpg_register_launcher(void);
 extern int	blpg_launch_worker(blpg_slot *slot, bool wait);
 
 /* The autostart file: sources to start with the server. */
-extern void blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, const char *name);
+extern void blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, bool continuous,
+							   const char *name);
 extern void blpg_autostart_remove(Oid dboid, Oid serverid);
 
 #endif							/* BLPG_WORKER_H */

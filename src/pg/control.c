@@ -13,6 +13,7 @@
 #include "blpg_worker.h"
 
 #include "access/xact.h"
+#include "commands/defrem.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "foreign/foreign.h"
@@ -34,13 +35,14 @@ PG_FUNCTION_INFO_V1(binlog_fdw_reset);
 #define AUTOSTART_DIR	"pg_binlog_fdw"
 #define AUTOSTART_FILE	AUTOSTART_DIR "/autostart"
 
-/* ---- the autostart file: lines "dboid serverid userid name" ---- */
+/* ---- the autostart file: lines "dboid serverid userid continuous name" ---- */
 
 typedef struct autostart_entry
 {
 	Oid			dboid;
 	Oid			serverid;
 	Oid			userid;
+	bool		continuous;
 	char		name[NAMEDATALEN];
 } autostart_entry;
 
@@ -57,14 +59,16 @@ autostart_read(autostart_entry *out, int max)
 	{
 		unsigned int d,
 					s,
-					u;
+					u,
+					c;
 		char		name[NAMEDATALEN];
 
-		if (sscanf(line, "%u %u %u %63s", &d, &s, &u, name) == 4)
+		if (sscanf(line, "%u %u %u %u %63s", &d, &s, &u, &c, name) == 5)
 		{
 			out[n].dboid = d;
 			out[n].serverid = s;
 			out[n].userid = u;
+			out[n].continuous = c != 0;
 			strlcpy(out[n].name, name, NAMEDATALEN);
 			n++;
 		}
@@ -86,7 +90,8 @@ autostart_write(autostart_entry *e, int n)
 				(errcode_for_file_access(),
 				 errmsg("could not write file \"%s\": %m", tmp)));
 	for (int i = 0; i < n; i++)
-		fprintf(f, "%u %u %u %s\n", e[i].dboid, e[i].serverid, e[i].userid, e[i].name);
+		fprintf(f, "%u %u %u %d %s\n", e[i].dboid, e[i].serverid, e[i].userid,
+				e[i].continuous ? 1 : 0, e[i].name);
 	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -96,7 +101,7 @@ autostart_write(autostart_entry *e, int n)
 }
 
 void
-blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, const char *name)
+blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, bool continuous, const char *name)
 {
 	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
 	int			n;
@@ -108,6 +113,7 @@ blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, const char *name)
 		if (e[i].dboid == dboid && e[i].serverid == serverid)
 		{
 			e[i].userid = userid;
+			e[i].continuous = continuous;
 			found = true;
 		}
 	if (!found)
@@ -115,6 +121,7 @@ blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, const char *name)
 		e[n].dboid = dboid;
 		e[n].serverid = serverid;
 		e[n].userid = userid;
+		e[n].continuous = continuous;
 		strlcpy(e[n].name, name, NAMEDATALEN);
 		/* names with spaces cannot be parsed back: the oids are what count */
 		for (char *p = e[n].name; *p; p++)
@@ -159,21 +166,26 @@ blpg_autostart_all(void)
 	{
 		blpg_slot  *slot;
 		bool		running;
+		bool		need_apply;
 
 		PG_TRY();
 		{
 			slot = blpg_acquire_slot(e[i].dboid, e[i].serverid, e[i].name);
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 			running = slot->state != BLPG_STATE_STOPPED;
+			slot->continuous = e[i].continuous;
 			if (!running)
 			{
 				slot->userid = e[i].userid;
 				slot->stop_requested = false;
 				slot->state = BLPG_STATE_STARTING;
 			}
+			need_apply = slot->continuous && slot->apply_pid == 0;
 			LWLockRelease(&slot->lock);
 			if (!running)
 				(void) blpg_launch_worker(slot, false);
+			if (need_apply)
+				(void) blpg_launch_apply_worker(slot);
 		}
 		PG_CATCH();
 		{
@@ -251,12 +263,24 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 	ForeignServer *server;
 	blpg_slot  *slot;
 	bool		running;
+	bool		continuous = false;
 	int			pid;
 
 	blpg_require_shmem();
 	server = lookup_source(name, ACL_USAGE);
 	/* fails early on missing user mapping or bad options */
 	(void) blpg_load_config(server->serverid, GetUserId());
+	{
+		ListCell   *lc;
+
+		foreach(lc, server->options)
+		{
+			DefElem    *def = (DefElem *) lfirst(lc);
+
+			if (strcmp(def->defname, "continuous") == 0)
+				continuous = strcmp(defGetString(def), "true") == 0;
+		}
+	}
 
 	slot = blpg_acquire_slot(MyDatabaseId, server->serverid, server->servername);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
@@ -268,15 +292,17 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 		slot->stop_requested = false;
 		slot->state = BLPG_STATE_STARTING;
 	}
+	slot->continuous = continuous;
 	LWLockRelease(&slot->lock);
-	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), server->servername);
+	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), continuous,
+					   server->servername);
 	if (running)
-	{
 		ereport(NOTICE,
 				(errmsg("source \"%s\" is already started", server->servername)));
-		PG_RETURN_INT32(pid);
-	}
-	pid = blpg_launch_worker(slot, true);
+	else
+		pid = blpg_launch_worker(slot, true);
+	if (continuous && slot->apply_pid == 0)
+		(void) blpg_launch_apply_worker(slot);
 	PG_RETURN_INT32(pid);
 }
 
@@ -297,9 +323,13 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	slot->stop_requested = true;
+	slot->continuous = false;
 	pid = slot->worker_pid;
+	if (slot->apply_pid != 0)
+		kill(slot->apply_pid, SIGTERM);
 	LWLockRelease(&slot->lock);
 	ConditionVariableBroadcast(&slot->space_cv);
+	ConditionVariableBroadcast(&slot->put_cv);
 	if (pid != 0)
 		kill(pid, SIGTERM);
 
@@ -310,7 +340,8 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 		bool		gone;
 
 		LWLockAcquire(&slot->lock, LW_SHARED);
-		gone = slot->worker_pid == 0 && slot->state != BLPG_STATE_STARTING;
+		gone = slot->worker_pid == 0 && slot->state != BLPG_STATE_STARTING &&
+			slot->apply_pid == 0;
 		LWLockRelease(&slot->lock);
 		if (gone)
 			break;

@@ -40,6 +40,7 @@ blpg_launcher_main(Datum main_arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	blpg_worker_require_shmem("binlog_fdw launcher");
 
 	while (!ShutdownRequestPending)
 	{

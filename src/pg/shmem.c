@@ -55,6 +55,7 @@ shared_size(void)
 	size = add_size(offsetof(blpg_shared_state, slots),
 					mul_size(blpg_max_sources, sizeof(blpg_slot)));
 	size = add_size(size, mul_size(blpg_max_sources, ring_bytes()));
+	size = add_size(size, blpg_progress_size());
 	return size;
 }
 
@@ -93,6 +94,7 @@ blpg_shmem_startup(void)
 		}
 	}
 	LWLockRegisterTranche(blpg_shared->tranche_id, "binlog_fdw");
+	blpg_progress_attach(rings + (Size) blpg_max_sources * ring_bytes(), !found);
 	/* every process maps the rings at the same address, but compute it */
 	for (int i = 0; i < blpg_max_sources; i++)
 		blpg_shared->slots[i].ring = rings + (Size) i * ring_bytes();
@@ -106,7 +108,29 @@ blpg_require_shmem(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("binlog_fdw must be loaded via shared_preload_libraries"),
+				 errdetail("Either it is not in shared_preload_libraries, or the library file was replaced (a new version installed) since the server started."),
 				 errhint("Add binlog_fdw to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * Background workers start in a fresh process that finds the library the
+ * postmaster preloaded, with its shared state attached.  If the library
+ * file was replaced since the server started, the process loads the new
+ * file instead, whose state is not attached: it must exit, not touch
+ * shared memory.  Exit code 0 keeps the postmaster from restarting it.
+ */
+void
+blpg_worker_require_shmem(const char *what)
+{
+	if (blpg_shared == NULL)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s cannot run: binlog_fdw's shared memory is not attached in this process", what),
+				 errdetail("The library file was probably replaced (a new version installed) since the server started."),
+				 errhint("Restart the server to load the installed version.")));
+		proc_exit(0);
+	}
 }
 
 blpg_slot *

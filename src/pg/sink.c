@@ -444,93 +444,153 @@ sql_is(const bl_str *sql, const char *word)
 		(sql->len == n || !isalnum((unsigned char) sql->ptr[n]));
 }
 
+static const char *
+skip_space(const char *p, const char *end)
+{
+	while (p < end && isspace((unsigned char) *p))
+		p++;
+	return p;
+}
+
+/* IF EXISTS / IF NOT EXISTS */
+static const char *
+skip_if_exists(const char *p, const char *end)
+{
+	if (end - p > 2 && pg_strncasecmp(p, "if ", 3) == 0)
+	{
+		p += 3;
+		while (p < end && !isspace((unsigned char) *p))
+			p++;				/* NOT or EXISTS */
+		p = skip_space(p, end);
+		if (end - p > 6 && pg_strncasecmp(p, "exists", 6) == 0)
+			p += 6;
+		p = skip_space(p, end);
+	}
+	return p;
+}
+
+/* A name, plain or `quoted`, possibly qualified: returns the parts read. */
+static int
+read_name(const char **pp, const char *end, char ident[2][256])
+{
+	const char *p = *pp;
+	int			nid = 0;
+
+	while (p < end && nid < 2)
+	{
+		size_t		n = 0;
+
+		if (*p == '`')
+		{
+			p++;
+			while (p < end && n < 255)
+			{
+				if (*p == '`' && p + 1 < end && p[1] == '`')
+				{
+					ident[nid][n++] = '`';
+					p += 2;
+				}
+				else if (*p == '`')
+				{
+					p++;
+					break;
+				}
+				else
+					ident[nid][n++] = *p++;
+			}
+		}
+		else
+			while (p < end && n < 255 && (isalnum((unsigned char) *p) || *p == '_' || *p == '$' ||
+										  (unsigned char) *p >= 0x80))
+				ident[nid][n++] = *p++;
+		ident[nid][n] = '\0';
+		nid++;
+		if (p < end && *p == '.')
+			p++;
+		else
+			break;
+	}
+	*pp = p;
+	return nid;
+}
+
 /*
- * The table a DDL statement is about, for the filter: the identifier after
- * TABLE (or the first of RENAME TABLE); "" if not found.
+ * The object a DDL statement is about, for the filter: the name after the
+ * first of TABLE, VIEW, TRIGGER, ... (the table after INDEX name ON; the
+ * name after TRUNCATE without TABLE), qualified by the statement's database
+ * unless it says another; a DATABASE/SCHEMA statement is about its database
+ * with table "".  Unrecognized statements: the statement's database, "".
  */
 static void
 ddl_target(const bl_str *sql, const bl_str *db, char *schema, size_t slen,
 		   char *table, size_t tlen)
 {
+	static const char *const objects[] = {
+		"table", "view", "trigger", "procedure", "function", "event",
+		"sequence", "index", "database", "schema", NULL
+	};
 	const char *p = sql->ptr;
 	const char *end = sql->ptr + sql->len;
 	const char *kw = NULL;
+	const char *object = NULL;
+	char		ident[2][256];
+	int			nid;
 
 	snprintf(schema, slen, "%.*s", (int) db->len, db->ptr);
 	table[0] = '\0';
-	for (const char *q = p; q + 5 <= end; q++)
+	for (const char *q = p; q < end && kw == NULL; q++)
 	{
-		if (pg_strncasecmp(q, "table", 5) == 0 &&
-			(q == p || !isalnum((unsigned char) q[-1])) &&
-			(q + 5 == end || isspace((unsigned char) q[5])))
+		if (q > p && (isalnum((unsigned char) q[-1]) || q[-1] == '_' || q[-1] == '`'))
+			continue;
+		for (int k = 0; objects[k]; k++)
 		{
-			kw = q + 5;
-			break;
+			size_t		n = strlen(objects[k]);
+
+			if ((size_t) (end - q) > n && pg_strncasecmp(q, objects[k], n) == 0 &&
+				(isspace((unsigned char) q[n]) || q[n] == '`'))
+			{
+				kw = q + n;
+				object = objects[k];
+				break;
+			}
 		}
 	}
 	if (kw == NULL)
-		return;
-	while (kw < end && isspace((unsigned char) *kw))
-		kw++;
-	/* IF [NOT] EXISTS */
-	if (end - kw > 2 && pg_strncasecmp(kw, "if ", 3) == 0)
 	{
-		kw += 3;
-		while (kw < end && !isspace((unsigned char) *kw))
-			kw++;				/* NOT or EXISTS */
-		while (kw < end && isspace((unsigned char) *kw))
-			kw++;
-		if (end - kw > 6 && pg_strncasecmp(kw, "exists", 6) == 0)
-			kw += 6;
-		while (kw < end && isspace((unsigned char) *kw))
-			kw++;
-	}
-	{
-		char		ident[2][256];
-		int			nid = 0;
-
-		while (kw < end && nid < 2)
+		/* TRUNCATE [TABLE] name: TABLE is optional */
+		if (sql->len > 9 && pg_strncasecmp(p, "truncate", 8) == 0 && isspace((unsigned char) p[8]))
 		{
-			size_t		n = 0;
-
-			if (*kw == '`')
-			{
-				kw++;
-				while (kw < end && n < 255)
-				{
-					if (*kw == '`' && kw + 1 < end && kw[1] == '`')
-					{
-						ident[nid][n++] = '`';
-						kw += 2;
-					}
-					else if (*kw == '`')
-					{
-						kw++;
-						break;
-					}
-					else
-						ident[nid][n++] = *kw++;
-				}
-			}
-			else
-				while (kw < end && n < 255 && (isalnum((unsigned char) *kw) || *kw == '_' || *kw == '$' ||
-											   (unsigned char) *kw >= 0x80))
-					ident[nid][n++] = *kw++;
-			ident[nid][n] = '\0';
-			nid++;
-			if (kw < end && *kw == '.')
-				kw++;
-			else
-				break;
+			kw = p + 8;
+			object = "table";
 		}
-		if (nid == 2)
-		{
+		else
+			return;
+	}
+	kw = skip_if_exists(skip_space(kw, end), end);
+	if (strcmp(object, "index") == 0)
+	{
+		/* [CREATE|DROP] INDEX name ON table */
+		if (read_name(&kw, end, ident) < 1)
+			return;
+		kw = skip_space(kw, end);
+		if (end - kw < 3 || pg_strncasecmp(kw, "on", 2) != 0 ||
+			!(isspace((unsigned char) kw[2]) || kw[2] == '`'))
+			return;
+		kw = skip_space(kw + 2, end);
+	}
+	nid = read_name(&kw, end, ident);
+	if (strcmp(object, "database") == 0 || strcmp(object, "schema") == 0)
+	{
+		if (nid >= 1)
 			snprintf(schema, slen, "%s", ident[0]);
-			snprintf(table, tlen, "%s", ident[1]);
-		}
-		else if (nid == 1)
-			snprintf(table, tlen, "%s", ident[0]);
 	}
+	else if (nid == 2)
+	{
+		snprintf(schema, slen, "%s", ident[0]);
+		snprintf(table, tlen, "%s", ident[1]);
+	}
+	else if (nid == 1)
+		snprintf(table, tlen, "%s", ident[0]);
 }
 
 static bool

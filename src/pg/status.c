@@ -13,7 +13,7 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_status);
 
-#define STATUS_COLS 26
+#define STATUS_COLS 33
 
 static Datum
 text_or_null(const char *s, bool *isnull)
@@ -98,6 +98,18 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		values[c] = TimestampTzGetDatum(s.last_error_time);
 		nulls[c++] = s.last_error_time == 0;
 		values[c++] = Int64GetDatum((int64) s.peak_worker_rss_kb);
+		values[c] = Int32GetDatum(s.apply_pid);
+		nulls[c++] = s.apply_pid == 0;
+		values[c++] = Int64GetDatum((int64) s.applied_transactions);
+		values[c++] = Int64GetDatum((int64) s.applied_rows);
+		values[c] = Float8GetDatum(s.apply_lag_seconds);
+		nulls[c++] = s.apply_last_commit == 0;
+		values[c] = TimestampTzGetDatum(s.apply_last_commit);
+		nulls[c++] = s.apply_last_commit == 0;
+		values[c] = text_or_null(s.apply_error, &nulls[c]);
+		c++;
+		values[c] = TimestampTzGetDatum(s.apply_error_time);
+		nulls[c++] = s.apply_error_time == 0;
 		Assert(c == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

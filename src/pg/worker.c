@@ -405,6 +405,9 @@ blpg_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, handle_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	blpg_worker_require_shmem("binlog_fdw source worker");
+	if (index < 0 || index >= blpg_shared->max_sources)
+		proc_exit(0);
 
 	slot = &blpg_shared->slots[index];
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
@@ -483,8 +486,11 @@ blpg_worker_main(Datum main_arg)
 			if (IsTransactionState())
 				AbortCurrentTransaction();
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-			snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s",
-					 edata->message, edata->hint ? " HINT: " : "",
+			/* the context names the binlog file and position */
+			snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s%s%s",
+					 edata->message, edata->context ? " CONTEXT: " : "",
+					 edata->context ? edata->context : "",
+					 edata->hint ? " HINT: " : "",
 					 edata->hint ? edata->hint : "");
 			slot->last_error_time = GetCurrentTimestamp();
 			if (slot->state != BLPG_STATE_ERROR)

@@ -57,9 +57,16 @@ try_connect(const bl_source_options *opts, bool tls, bl_error *err)
 	if (mysql_real_connect(conn, opts->host, opts->user, opts->password, NULL,
 						   opts->port ? opts->port : 3306, NULL, 0) == NULL)
 	{
+		char		how[600] = "";
+
+		/* say what was verified against what: TLS errors alone are terse */
+		if (tls)
+			snprintf(how, sizeof(how), " with TLS (ssl_mode %s%s%s)", mode,
+					 opts->ssl_ca && opts->ssl_ca[0] ? ", ssl_ca " : "",
+					 opts->ssl_ca && opts->ssl_ca[0] ? opts->ssl_ca : "");
 		bl_error_set(err, BL_ERR_IO, "could not connect to %s:%u as \"%s\"%s: %s (MySQL error %u)",
 					 opts->host ? opts->host : "localhost", opts->port ? opts->port : 3306,
-					 opts->user ? opts->user : "", tls ? " with TLS" : "",
+					 opts->user ? opts->user : "", how,
 					 mysql_error(conn), mysql_errno(conn));
 		mysql_close(conn);
 		return NULL;

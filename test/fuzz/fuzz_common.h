@@ -407,7 +407,7 @@ fuzz_bufs_free(fuzz_bufs *b)
 
 /* ---- a schema provider driven by the table name ---- */
 
-#define FUZZ_SCHEMA_MAX_COLS 64
+#define FUZZ_SCHEMA_MAX_COLS 128
 
 static const bl_schema_table *
 fuzz_schema_lookup(void *arg, const char *schema, const char *table)

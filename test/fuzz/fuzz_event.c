@@ -1212,6 +1212,92 @@ write_payload_seed(const char *dir, int slot, const bl_buf *inner, bool zstd)
 	free(z);
 }
 
+/*
+ * A table name that makes fuzz_schema_lookup() (fuzz_common.h) describe
+ * the all-types table: one byte per column whose value modulo 28 picks an
+ * information_schema type that fits the column, and whose other bits vary
+ * the name (none above 127), signedness, ENUM/SET members, key and charset.
+ */
+static void
+schema_table_name(char *name, size_t size)
+{
+	uint32_t	n = all_table.ncols < size - 1 ? all_table.ncols : (uint32_t) size - 1;
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		int			idx;
+
+		switch (real_type(&all_cols[i]))
+		{
+			case BL_T_TINY: idx = 0; break;
+			case BL_T_SHORT: idx = 1; break;
+			case BL_T_INT24: idx = 2; break;
+			case BL_T_LONG: idx = 3; break;
+			case BL_T_LONGLONG: idx = 4; break;
+			case BL_T_FLOAT: idx = 5; break;
+			case BL_T_DOUBLE: idx = 6; break;
+			case BL_T_NEWDECIMAL: idx = 7; break;
+			case BL_T_DATE: idx = 8; break;
+			case BL_T_TIME: case BL_T_TIME2: idx = 9; break;
+			case BL_T_DATETIME: case BL_T_DATETIME2: idx = 10; break;
+			case BL_T_TIMESTAMP: case BL_T_TIMESTAMP2: idx = 11; break;
+			case BL_T_YEAR: idx = 12; break;
+			case BL_T_STRING: idx = 13; break;
+			case BL_T_VARCHAR: case BL_T_VAR_STRING: idx = 15; break;
+			case BL_T_BLOB: idx = 17; break;
+			case BL_T_JSON: idx = 19; break;
+			case BL_T_ENUM: idx = 20; break;
+			case BL_T_SET: idx = 21; break;
+			case BL_T_BIT: idx = 22; break;
+			case BL_T_VECTOR: idx = 23; break;
+			case BL_T_GEOMETRY: idx = 24; break;
+			case BL_T_NULL: idx = 27; break;	/* no data type */
+			default: idx = 26; break;	/* a type the decoder does not know */
+		}
+		name[i] = (char) (idx + 28 * (1 + i % 3));
+	}
+	name[n] = '\0';
+}
+
+/* TRANSACTION_PAYLOADs that map tables themselves (seeds for the schema
+ * provider and for the table cache growing past its first 64 slots). */
+static void
+write_mapping_payload_seeds(const char *dir)
+{
+	bl_buf		b,
+				inner;
+	char		name[128];
+
+	bl_buf_init(&b);
+	bl_buf_init(&inner);
+	schema_table_name(name, sizeof(name));
+	for (int style = META_FULL_DEFAULT; style <= META_NONE; style++)
+	{
+		bl_buf_reset(&inner);
+		bl_buf_reset(&b);
+		put_table_map_body(&b, 1010 + style, &all_table, "fuzz", name, (meta_style) style);
+		put_inner_event(&inner, BL_EV_TABLE_MAP, &b);
+		bl_buf_reset(&b);
+		put_rows_body(&b, 1010 + style, &all_table, BL_OP_INSERT, true, SHAPE_FULL, false);
+		put_inner_event(&inner, BL_EV_WRITE_ROWS_V2, &b);
+		bl_buf_reset(&b);
+		put_rows_body(&b, 1010 + style, &all_table, BL_OP_UPDATE, true, SHAPE_MINIMAL, false);
+		put_inner_event(&inner, BL_EV_UPDATE_ROWS_V2, &b);
+		write_payload_seed(dir, SLOT_MYSQL, &inner, false);
+	}
+	bl_buf_reset(&inner);
+	for (int id = 0; id < 40; id++)
+	{
+		bl_buf_reset(&b);
+		put_table_map_body(&b, 5000 + (uint64_t) id * 7919, &maria_table, "fuzzdb", "many",
+						   META_NONE);
+		put_inner_event(&inner, BL_EV_TABLE_MAP, &b);
+	}
+	write_payload_seed(dir, SLOT_MYSQL, &inner, false);
+	bl_buf_free(&b);
+	bl_buf_free(&inner);
+}
+
 static void
 write_synthetic_seeds(const char *dir)
 {
@@ -1301,6 +1387,7 @@ write_synthetic_seeds(const char *dir)
 	}
 	bl_buf_free(&b);
 	bl_buf_free(&inner);
+	write_mapping_payload_seeds(dir);
 }
 
 static void

@@ -10,14 +10,16 @@ Exit status 1 if any case failed.
 
 Checks (case name prefixes):
   complete/F         every well-formed binlog decodes completely: exit 0,
-                     nothing on stderr, the top-level events are exactly the
-                     events an independent header walk of the file finds
-                     (position, type, timestamp, server id, next position),
-                     their number and per-type counts are PROVENANCE.tsv's,
+                     nothing on stderr (but a warning per event of an unknown
+                     type), the top-level events are exactly the events an
+                     independent header walk of the file finds (position,
+                     type, timestamp, server id, next position), their number
+                     and per-type counts are PROVENANCE.tsv's,
                      FORMAT_DESCRIPTION's checksum and server version are
                      PROVENANCE's, every rows event has rows with the images
                      its operation implies, TRANSACTION_PAYLOAD is followed
-                     by its inner events.
+                     by its inner events, the events of a transaction carry
+                     its GTID.
   broken/F           the three damaged files: exit status 1 (not a signal),
                      "binlogcat: FILE:POS: ..." on stderr at the position of
                      the damage, and exactly the events before it on stdout.
@@ -36,8 +38,13 @@ Checks (case name prefixes):
                      XID, GTID and timestamp.
   mariadb-binlog/F   for every file PROVENANCE marks as decodable by
                      mariadb-binlog: its "###" row images compared value by
-                     value with binlogcat's rows (after canonicalisation), and
-                     its event headers with binlogcat's events.
+                     value with binlogcat's rows (after canonicalisation:
+                     binlogcat's values are turned into mariadb-binlog's text,
+                     FLOAT/DOUBLE compared with a relative tolerance), its
+                     event headers with binlogcat's events (position, end
+                     position, server id, UTC time, XID, GTID, table map,
+                     rotate, checkpoint, GTID list) and its statements (QUERY
+                     text, SET TIMESTAMP, INTVAR, RAND, USER_VAR, #Q>).
 
 Environment: BLF_BINLOGCAT (default ROOT/binlogcat), BLF_SAMPLES (default
 ROOT/../shared/binlog-samples), MARIADB_BINLOG (default mariadb-binlog).
@@ -157,7 +164,7 @@ def first_difference(a, b, path=''):
 
 
 def one_line(s):
-    return re.sub(r'\s+', ' ', s).strip()
+    return re.sub(r'[\r\n\t]+', ' ', s).strip()
 
 
 def run_case(name, fn, *args):
@@ -239,6 +246,7 @@ BROKEN = {
     # mariadb-binlog stops there ("Could not read entry at offset 91204").
     RUST + 'corrupt-relay-bin.000624': (91204, 872),
 }
+PROVENANCE = {}     # rel -> Sample, filled by main()
 PRERELEASE = [RUST + 'ver_5_1-wl2325_r.001', RUST + 'ver_5_1-wl2325_s.001']
 
 EVENT_NAMES = {
@@ -453,6 +461,10 @@ def iso_utc(ts, frac=''):
         '%Y-%m-%dT%H:%M:%S') + frac + '+00:00'
 
 
+def zulu(ts):
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
 def of_type(evs, *types):
     return [e for e in evs if e['type'] in types]
 
@@ -531,6 +543,27 @@ def check_complete(c, s):
                 for x in evs), 'in_payload event outside a TRANSACTION_PAYLOAD')
     if any(t in ROWS_OPS for t in s.types):
         c.check(nrows > 0, 'the file has rows events but no rows were decoded')
+    # the events of a transaction carry its GTID ("gtid"; none after an
+    # anonymous GTID); a GTID's commit timestamp is not before the event's
+    cur, bad = None, 0
+    for e in evs:
+        if e['type'] in ('GTID', 'GTID_TAGGED', 'MARIA_GTID', 'ANONYMOUS_GTID'):
+            cur = e.get('gtid')
+            c.check((cur is None) == (e['type'] == 'ANONYMOUS_GTID'),
+                    '%s at %d: gtid %r' % (e['type'], e['pos'], cur))
+            ts = e.get('commit_ts')
+            if ts:
+                d = datetime.datetime.fromisoformat(ts).timestamp() - e['ts']
+                c.check(0 <= d < 3600, '%s at %d: commit_ts %s is %+.0f s from the event timestamp %d'
+                        % (e['type'], e['pos'], ts, d, e['ts']))
+        elif e['type'] in ('QUERY', 'TABLE_MAP', 'XID', 'INTVAR', 'RAND', 'USER_VAR', 'ROWS_QUERY',
+                           'MARIA_ANNOTATE_ROWS') or e['type'] in ROWS_OPS:
+            if e.get('gtid') != cur and any(x['type'] in ('GTID', 'GTID_TAGGED', 'MARIA_GTID', 'ANONYMOUS_GTID')
+                                            for x in top):
+                bad += 1
+                if bad <= 3:
+                    c.check(False, '%s at %d: gtid %r, expected %r (the last GTID event)'
+                            % (e['type'], e['pos'], e.get('gtid'), cur))
 
 
 # ---------------------------------------------------------------------------
@@ -688,8 +721,9 @@ def check_json_binlog(c):
     document must agree with them."""
     rel = RUST + 'json.binlog.000001'
     evs = bc_ok(c, binlogcat(rel))
-    name, cols = creates(evs).get('t') and ('t', creates(evs)['t']) or (None, None)
-    c.eq([n for n, _ in cols or []], ['id', 'json_col', 'name', 'age'], 'columns of CREATE TABLE t')
+    cols = creates(evs).get('t') or []
+    c.eq([n for n, _ in cols], ['id', 'json_col', 'name', 'age'], 'columns of CREATE TABLE t')
+    c.eq([d.split()[0] for _, d in cols], ['INT', 'JSON', 'VARCHAR(100)', 'INT'], 'types of CREATE TABLE t')
     for tm in of_type(evs, 'TABLE_MAP'):
         c.eq([x['type'] for x in tm['columns']], ['LONG', 'JSON', 'VARCHAR', 'LONG'],
              'TABLE_MAP at %d column types' % tm['pos'])
@@ -921,7 +955,6 @@ def check_invisible(c):
     c.require(cols, 'no CREATE TABLE t1 in the file')
     exp_cols = []
     for name, d in cols:
-        col = {'name': name}
         invisible = bool(re.search(r'\bINVISIBLE\b', d, re.I))
         unsigned = bool(re.search(r'\bUNSIGNED\b', d, re.I))
         exp_cols.append((name, invisible, unsigned))
@@ -1156,9 +1189,6 @@ def check_poc(c, name, samples):
     else:
         c.eq((lastev.get('type'), lastev.get('next_file'), lastev.get('next_file_pos')), ('ROTATE', end, 4),
              'last event')
-    for e in of_type(evs, 'QUERY'):
-        if e.get('sql') in ('BEGIN', 'COMMIT'):
-            continue
 
 
 def check_sakila(c):
@@ -1318,7 +1348,7 @@ def parse_mysqlbinlog(data):
                     rest = rest.rstrip(b' ')
                 image[int(m.group(1))] = rest
             continue
-        if hdrs and not line.startswith(b'#'):
+        if hdrs:
             hdrs[-1]['extra'].append(line)
     for k, h in enumerate(hdrs):
         h['at'] = ats[k] if k < len(ats) else None
@@ -1394,6 +1424,7 @@ def compare_headers(c, hdrs, n_ats, top, tz='utc'):
     c.eq(len(hdrs), len(top), 'events (mysqlbinlog vs binlogcat)')
     off = None
     bad = 0
+    stats = collections.Counter()
     for h, e in zip(hdrs, top):
         probs = []
         if (h['at'], h['end'], h['server_id']) != (e['pos'], e['next_pos'], e['server_id']):
@@ -1404,26 +1435,75 @@ def compare_headers(c, hdrs, n_ats, top, tz='utc'):
             if off % 900:
                 probs.append('time zone offset %d s is not a multiple of 15 min' % off)
         if h['when'] - e['ts'] != off:
-            probs.append('time %s vs ts %d (%s)' % (datetime.datetime.utcfromtimestamp(h['when'] - off),
+            probs.append('time %s vs ts %d (%s)' % (zulu(h['when'] - off),
                                                     e['ts'], iso_utc(e['ts'])))
         mm = header_mismatch(h, e)
         if mm:
             probs.append('mysqlbinlog says %s, binlogcat %s' % (mm, short({k: v for k, v in e.items()
                                                                            if k not in ('rows', 'columns', 'sql')})))
-        # SET TIMESTAMP of QUERY events
-        for x in h['extra']:
-            m = re.match(rb'SET TIMESTAMP=(\d+)', x)
-            if m and e['type'] == 'QUERY':
-                if int(m.group(1)) != e['ts']:
-                    probs.append('SET TIMESTAMP=%s vs ts %d' % (m.group(1).decode(), e['ts']))
-                break
+        probs.extend(extra_mismatches(h['extra'], e, stats))
         if probs:
             bad += 1
             if bad <= 8:
                 c.check(False, 'event at %s: %s' % (h['at'], '; '.join(probs)))
     if bad > 8:
         c.check(False, '%d events differ in all' % bad)
+    c.log('statements compared: %s' % ', '.join('%s %d' % kv for kv in sorted(stats.items())))
     return off
+
+
+def extra_mismatches(extra, e, stats):
+    """The lines mysqlbinlog prints after an event header: the statement
+    of QUERY events, SET TIMESTAMP, INTVAR / RAND / USER_VAR assignments,
+    the #Q> statement of ANNOTATE_ROWS."""
+    t = e['type']
+    probs = []
+    if t in ('QUERY', 'EXECUTE_LOAD_QUERY'):
+        for x in extra:
+            m = re.match(rb'SET TIMESTAMP=(\d+)', x)
+            if m:
+                if int(m.group(1)) != e['ts']:
+                    probs.append('SET TIMESTAMP=%s vs ts %d' % (m.group(1).decode(), e['ts']))
+                break
+    if t == 'QUERY':
+        if b'/*!*/;' in extra:
+            j = extra.index(b'/*!*/;')
+            i = j - 1
+            while i >= 0 and not extra[i].endswith(b'/*!*/;'):
+                i -= 1
+            stmt = b'\n'.join(extra[i + 1:j])
+            try:
+                text = stmt.decode('utf-8')
+            except UnicodeDecodeError:
+                stats['QUERY not UTF-8, not compared'] += 1
+            else:
+                stats['QUERY'] += 1
+                if text != e.get('sql'):
+                    probs.append('statement %s vs sql %s' % (short(text, 80), short(e.get('sql'), 80)))
+        else:
+            probs.append('no statement printed')
+    elif t == 'INTVAR':
+        m = re.match(rb'SET (LAST_INSERT_ID|INSERT_ID)=(\d+)/\*!\*/;$', extra[0] if extra else b'')
+        if not m or ({b'LAST_INSERT_ID': 1, b'INSERT_ID': 2}[m.group(1)], int(m.group(2))) != \
+                (e.get('intvar_type'), e.get('value')):
+            probs.append('%s vs intvar_type %s value %s' % (short(extra[:1]), e.get('intvar_type'), e.get('value')))
+        stats['INTVAR'] += 1
+    elif t == 'RAND':
+        m = re.match(rb'SET @@RAND_SEED1=(\d+), @@RAND_SEED2=(\d+)/\*!\*/;$', extra[0] if extra else b'')
+        if not m or (int(m.group(1)), int(m.group(2))) != (e.get('seed1'), e.get('seed2')):
+            probs.append('%s vs seeds %s %s' % (short(extra[:1]), e.get('seed1'), e.get('seed2')))
+        stats['RAND'] += 1
+    elif t == 'USER_VAR':
+        m = re.match(rb'SET @`(.*)`:=(.*)/\*!\*/;$', extra[0] if extra else b'')
+        if not m or m.group(1).decode() != e.get('name') or (m.group(2) == b'NULL') != bool(e.get('is_null')):
+            probs.append('%s vs name %r is_null %r' % (short(extra[:1]), e.get('name'), e.get('is_null')))
+        stats['USER_VAR'] += 1
+    elif t == 'MARIA_ANNOTATE_ROWS':
+        q = [x[4:] for x in extra if x.startswith(b'#Q> ')]
+        if b'\n'.join(q).decode('utf-8', 'replace') != e.get('sql'):
+            probs.append('#Q> %s vs sql %s' % (short(q), short(e.get('sql'))))
+        stats['ANNOTATE_ROWS'] += 1
+    return probs
 
 
 # --- canonical mysqlbinlog text of binlogcat values ------------------------
@@ -1681,13 +1761,13 @@ def zalora_records(evs, with_gtid):
         t = e['type']
         if t == 'QUERY' and e.get('sql') not in ('BEGIN', 'COMMIT'):
             h = {'Schema': e['db'], 'Table': '(unknown)',
-                 'BinlogMessageTime': datetime.datetime.utcfromtimestamp(e['ts']).strftime('%Y-%m-%dT%H:%M:%SZ'),
+                 'BinlogMessageTime': zulu(e['ts']),
                  'BinlogPosition': e['next_pos'], 'XId': 0}
             recs.append({'Header': h, 'Type': 'Query', 'Query': e['sql'], '_ev': e})
         elif t in ROWS_OPS:
             for r in e['rows']:
                 h = {'Schema': e['schema'], 'Table': e['table'],
-                     'BinlogMessageTime': datetime.datetime.utcfromtimestamp(e['ts']).strftime('%Y-%m-%dT%H:%M:%SZ'),
+                     'BinlogMessageTime': zulu(e['ts']),
                      'BinlogPosition': e['next_pos'], 'XId': None}
                 if with_gtid:
                     h['GTID'] = e.get('gtid', '')
@@ -1804,21 +1884,19 @@ def check_zalora_plaintext(c, fixture, plaintext):
     off = compare_headers(c, hdrs, n_ats, out.top, 'auto')
     c.log('%s: %d events, local time offset %+d s, %d row images' % (plaintext, len(hdrs), off or 0, len(mrows)))
     # GTID_NEXT / Previous-GTIDs lines of MySQL's mysqlbinlog
-    ngtid = 0
     for h, e in zip(hdrs, out.top):
         for x in h['extra']:
             m = re.match(rb"SET @@SESSION.GTID_NEXT= '(.*)'/\*!\*/;$", x)
             if m and e['type'] in ('GTID', 'ANONYMOUS_GTID'):
-                ngtid += 1
                 c.eq(e.get('gtid'), m.group(1).decode(), 'GTID at %d' % e['pos'])
                 break
         else:
             c.check(e['type'] != 'GTID', 'GTID event at %d: no GTID_NEXT in the plaintext' % e['pos'])
         if e['type'] == 'PREVIOUS_GTIDS':
-            c.eq(parse_gtid_set(e.get('gtid_set', '')),
-                 parse_gtid_set(re.sub(r'^#\s*', '', data.split(b'Previous-GTIDs\n', 1)[1].split(b'\n', 1)[0].decode())),
-                 'Previous-GTIDs set')
-    brows, skipped = binlogcat_rows(c, rel, evs, True)
+            text = h['extra'][0].decode() if h['extra'] and h['extra'][0].startswith(b'# ') else ''
+            c.eq(parse_gtid_set(e.get('gtid_set', '')), parse_gtid_set(text[2:]), 'Previous-GTIDs set')
+            c.check(text[2:], 'no "# <gtid set>" line after Previous-GTIDs')
+    brows, skipped = binlogcat_rows(c, rel, evs, PROVENANCE[rel].checksum == 'CRC32')
     compare_rows(c, mrows, brows, skipped)
 
 
@@ -1867,8 +1945,7 @@ def check_zalora_workload(c):
             exp.append((txn, 'delete', m.group(2), {'before': assigns(m.group(3), r'\s+AND\s+')}))
             continue
         c.check(False, 'unparsed statement in 01.sql: %s' % short(stmt))
-    got, xids, gtids = [], [], []
-    cur_xid = None
+    got, xids = [], []
     rows_by_txn = collections.OrderedDict()
     for e in evs:
         if e['type'] in ROWS_OPS:
@@ -1899,6 +1976,7 @@ def main():
         print('not ok - samples: %s not built (run make)' % BINLOGCAT)
         return 1
     samples = load_provenance()
+    PROVENANCE.update(samples)
     missing = [r for r in samples if not os.path.isfile(samples[r].path)]
     if missing:
         print('not ok - samples missing: %d of the files of PROVENANCE.tsv, e.g. %s' % (len(missing), missing[0]))

@@ -336,11 +336,12 @@ def summarize(changes):
 # ground truth: the binlog through ./binlogcat
 
 def ground_truth(port, schema, start_file, start_pos, host='127.0.0.1', server_id=None,
-                 extra=()):
+                 extra=(), spans=None):
     """
     The changes of `schema` in the source's binlog from start_file:start_pos
     to its current end, with BEGIN/COMMIT markers around each transaction
     that has any.  DDL statements naming the schema count as 'ddl' changes.
+    spans, if a list, gets (gtid, binlog bytes, row changes) per transaction.
     """
     sid = server_id or (5000 + os.getpid() % 1000)
     cmd = [BINLOGCAT, '--host', host, '--port', str(port), '--user', REPL_USER,
@@ -359,7 +360,8 @@ def ground_truth(port, schema, start_file, start_pos, host='127.0.0.1', server_i
         ev = json.loads(line, parse_float=decimal.Decimal)
         t = ev.get('type')
         if t in ('MARIA_GTID', 'GTID', 'GTID_TAGGED', 'ANONYMOUS_GTID'):
-            txn = None if ev.get('standalone') else {'gtid': ev.get('gtid'), 'rows': []}
+            txn = None if ev.get('standalone') else {'gtid': ev.get('gtid'), 'rows': [],
+                                                      'file': ev.get('file'), 'pos': ev.get('pos')}
         elif t == 'TABLE_MAP':
             cols = ev.get('columns') or []
             pkcols[(ev['schema'], ev['table'])] = [c['name'] for c in cols if c.get('primary_key')]
@@ -383,6 +385,8 @@ def ground_truth(port, schema, start_file, start_pos, host='127.0.0.1', server_i
                 out.append(('begin', None, None, g, None, None, None))
                 out.extend(txn['rows'])
                 out.append(('commit', None, None, g, None, None, None))
+                if spans is not None and ev.get('file') == txn['file']:
+                    spans.append((g, int(ev['next_pos']) - int(txn['pos']), len(txn['rows'])))
             txn = None
         elif t == 'QUERY':
             sql = str(ev.get('sql', ''))
@@ -482,10 +486,10 @@ class Writer:
         live = self.live[t]
         return self.rng.sample(live, min(k, len(live)))
 
-    def _statement(self, cur, k, pending):
+    def _statement(self, cur, k, pending, big_only=False):
         """One statement of k rows at most; returns the rows it changes."""
         rng = self.rng
-        t = 't_big' if rng.random() < self.big_share else rng.choice(('t_small', 't_pair'))
+        t = 't_big' if big_only or rng.random() < self.big_share else rng.choice(('t_small', 't_pair'))
         r = rng.random()
         live = len(self.live[t])
         if r < 0.55 or live < 10:
@@ -541,7 +545,7 @@ class Writer:
             pending[1].add((t, key))
         return len(keys)
 
-    def transaction(self, n):
+    def transaction(self, n, big_only=False):
         """About n row changes in one transaction (at least 1)."""
         if self.conn is None:
             self.connect()
@@ -551,7 +555,7 @@ class Writer:
         try:
             while done < n:
                 k = min(n - done, self.rng.choice((1, 1, 2, 3, 5, 8, 20, 50, 100)))
-                done += self._statement(cur, k, pending)
+                done += self._statement(cur, k, pending, big_only)
             self.conn.commit()
         except Exception:
             try:
@@ -599,11 +603,11 @@ class Writer:
             else:
                 frac = (self.bytes - b0) / max(nbytes, 1)
             if big and frac >= big[0][0]:
-                self.transaction(big.pop(0)[1])
+                self.transaction(big.pop(0)[1], big_only=True)
                 continue
             self.transaction(sizes() if sizes else self.size())
         while big:
-            self.transaction(big.pop(0)[1])
+            self.transaction(big.pop(0)[1], big_only=True)
 
 
 class BackgroundWriter(threading.Thread):
@@ -664,10 +668,11 @@ class Consumer(threading.Thread):
     """
 
     def __init__(self, pg, server, max_changes=2000, timeout_ms=300, sleep=0.0,
-                 deadline=600.0):
+                 deadline=600.0, key=None):
         super().__init__(daemon=True)
         self.pg = pg
         self.server = server
+        self.key = key or server      # the record's name in blf_faults_delivered
         self.max_changes = max_changes
         self.timeout_ms = timeout_ms
         self.sleep = sleep
@@ -689,7 +694,7 @@ class Consumer(threading.Thread):
         try:
             with c.cursor() as cur:
                 cur.execute(RECORD_DDL)
-                cur.execute('DELETE FROM public.blf_faults_delivered WHERE server = %s', (server,))
+                cur.execute('DELETE FROM public.blf_faults_delivered WHERE server = %s', (self.key,))
         finally:
             c.close()
 
@@ -702,7 +707,7 @@ class Consumer(threading.Thread):
 
     def _load(self, cur):
         cur.execute('SELECT op, schema_name, table_name, gtid, pk, bd, ad '
-                    'FROM public.blf_faults_delivered WHERE server = %s ORDER BY n', (self.server,))
+                    'FROM public.blf_faults_delivered WHERE server = %s ORDER BY n', (self.key,))
         rows = [tuple(r) for r in cur.fetchall()]
         with self.lock:
             if len(rows) != len(self.delivered):
@@ -727,7 +732,7 @@ class Consumer(threading.Thread):
     def run(self):
         while True:
             if self._halt.is_set():
-                self.finished = 'stopped'
+                self.finished = self.finished or 'stopped'
                 break
             if time.monotonic() > self.deadline:
                 self.finished = 'deadline'
@@ -738,9 +743,9 @@ class Consumer(threading.Thread):
                 self._step()
             except psycopg2.Error as e:
                 msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                self.errors.append((time.monotonic() - T0, msg))
-                if len(self.errors) <= 20 or len(self.errors) % 100 == 0:
+                if not self.errors or self.errors[-1][1] != msg:
                     log('consumer %s: %s' % (self.server, msg))
+                self.errors.append((time.monotonic() - T0, msg))
                 try:
                     if self.conn is not None and not self.conn.closed:
                         self.conn.rollback()
@@ -776,7 +781,7 @@ class Consumer(threading.Thread):
             psycopg2.extras.execute_values(
                 cur, 'INSERT INTO public.blf_faults_delivered '
                 '(server, n, batch_id, op, schema_name, table_name, gtid, pk, bd, ad) VALUES %s',
-                [(self.server, n0 + i, batch_id) + c for i, c in enumerate(changes)],
+                [(self.key, n0 + i, batch_id) + c for i, c in enumerate(changes)],
                 page_size=1000)
             cur.execute('SELECT binlog_fdw.ack(%s, %s)', (self.server, batch_id))
             self.conn.commit()

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# test/suites/40-differential.sh -- live differential test of the decoder:
+# test/suites/40-differential.sh -- live differential test of the decoder.
 # test/differential/differential.py starts its own throwaway MariaDB
 # instances (diff-full-full, diff-full-minimal, diff-minimal-full,
-# diff-minimal-minimal on ports 3420-3423: binlog_row_metadata x
-# binlog_row_image), runs a seeded random workload over every column type,
-# decodes the binlog with ./binlogcat (live and from the files) and compares
-# the replayed change stream with what MariaDB returns, value by value.
+# diff-minimal-minimal, diff-full-full-zlib, diff-nolog-full on ports
+# 3420-3425: binlog_row_metadata x binlog_row_image, compressed binlog
+# events, no metadata), runs a seeded random workload over every column
+# type, decodes the binlog with ./binlogcat (live and from the files) and
+# compares the replayed change stream with what MariaDB returns, value by
+# value.  The instances are destroyed at the end.
 #
-# Environment: BLF_DIFF_SEED (repeat a run), BLF_DIFF_ROWS (rows inserted
-# per configuration, default 2000), BLF_DIFF_CONFIGS, BLF_DIFF_JOBS,
-# BLF_DIFF_PORT, BLF_DIFF_KEEP=1 (keep the instances); see the script.
+# Environment: BLF_DIFF_SEED (repeat a run: the seed is printed),
+# BLF_DIFF_ROWS (rows inserted per configuration, default 1200),
+# BLF_DIFF_CONFIGS, BLF_DIFF_JOBS, BLF_DIFF_PORT, BLF_DIFF_KEEP=1 (keep the
+# instances and decoded streams), BLF_DIFF_BINLOGCAT; see the script.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"
 cd "$BLF_ROOT"

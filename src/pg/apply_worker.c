@@ -1,0 +1,186 @@
+/*
+ * apply_worker.c
+ *	  Continuous mode: a background worker per source (server option
+ *	  continuous 'true') that applies changes as they arrive, one PostgreSQL
+ *	  transaction per round, with the same exactly-once guarantee as
+ *	  binlog_fdw.apply().  It waits on the ring's put condition variable, so
+ *	  a change committed in MySQL is applied within milliseconds of the
+ *	  streaming worker putting it.  On an error it records it in the status
+ *	  view, rolls back, and retries after a pause: the failed change stays
+ *	  un-applied until the cause is fixed.
+ */
+#include "binlog_fdw.h"
+#include "blpg_apply.h"
+#include "blpg_worker.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+static volatile sig_atomic_t apply_sigterm = false;
+
+static void
+apply_handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	apply_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+static void
+apply_worker_exit(int code, Datum arg)
+{
+	blpg_slot  *slot = (blpg_slot *) DatumGetPointer(arg);
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->apply_pid == MyProcPid)
+		slot->apply_pid = 0;
+	LWLockRelease(&slot->lock);
+}
+
+static bool
+apply_should_stop(blpg_slot *slot)
+{
+	bool		stop;
+
+	if (apply_sigterm)
+		return true;
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	stop = slot->stop_requested || !slot->continuous;
+	LWLockRelease(&slot->lock);
+	return stop;
+}
+
+void
+blpg_apply_worker_main(Datum main_arg)
+{
+	int			index = DatumGetInt32(main_arg);
+	blpg_slot  *slot;
+	Oid			dboid,
+				userid;
+	char		server[NAMEDATALEN];
+	MemoryContext cxt;
+
+	pqsignal(SIGTERM, apply_handle_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	blpg_worker_require_shmem("binlog_fdw apply worker");
+	if (index < 0 || index >= blpg_shared->max_sources)
+		proc_exit(0);
+	slot = &blpg_shared->slots[index];
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	dboid = slot->dboid;
+	userid = slot->userid;
+	strlcpy(server, slot->server_name, sizeof(server));
+	slot->apply_pid = MyProcPid;
+	LWLockRelease(&slot->lock);
+	before_shmem_exit(apply_worker_exit, PointerGetDatum(slot));
+	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
+	pgstat_report_appname("binlog_fdw apply");
+	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
+								ALLOCSET_DEFAULT_SIZES);
+
+	while (!apply_should_stop(slot))
+	{
+		blpg_apply_result res;
+		volatile bool failed = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		MemoryContextSwitchTo(cxt);
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "binlog_fdw apply");
+		PG_TRY();
+		{
+			/* up to 10000 rows or 1 s; wait up to 1 s for changes */
+			blpg_apply_run(server, 10000, 1000, 1000, &res);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			snprintf(slot->apply_error, sizeof(slot->apply_error), "%s%s%s%s%s",
+					 edata->message, edata->context ? " CONTEXT: " : "",
+					 edata->context ? edata->context : "", edata->hint ? " HINT: " : "",
+					 edata->hint ? edata->hint : "");
+			slot->apply_error_time = GetCurrentTimestamp();
+			LWLockRelease(&slot->lock);
+			ereport(LOG,
+					(errcode(edata->sqlerrcode),
+					 errmsg("binlog_fdw apply of source \"%s\": %s", server, edata->message),
+					 edata->context ? errcontext("%s", edata->context) : 0));
+			FreeErrorData(edata);
+			failed = true;
+		}
+		PG_END_TRY();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		MemoryContextReset(cxt);
+		if (failed)
+		{
+			/* let the cause be fixed; then the same change is retried */
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 5000, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
+		if (res.transactions > 0)
+		{
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			slot->applied_transactions += res.transactions;
+			slot->applied_rows += res.rows;
+			slot->apply_lag_seconds = res.lag_seconds;
+			slot->apply_last_commit = GetCurrentTimestamp();
+			slot->apply_error[0] = '\0';
+			LWLockRelease(&slot->lock);
+		}
+	}
+	proc_exit(0);
+}
+
+int
+blpg_launch_apply_worker(blpg_slot *slot)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	pid_t		pid = 0;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_apply_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw apply %s", slot->server_name);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw apply");
+	bgw.bgw_main_arg = Int32GetDatum((int) (slot - blpg_shared->slots));
+	bgw.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+		return 0;
+	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+		return 0;
+	return (int) pid;
+}

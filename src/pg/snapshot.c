@@ -1,0 +1,771 @@
+/*
+ * snapshot.c
+ *	  Initial load: binlog_fdw.snapshot(server, tables) and
+ *	  binlog_fdw.sync_table(server, table) copy MySQL tables into PostgreSQL
+ *	  from one consistent snapshot and record, per table, the binlog position
+ *	  of that snapshot: apply skips the changes before it (they are in the
+ *	  copy) and applies every change after it, so there is no gap and no
+ *	  duplicate while the source keeps taking writes.
+ *
+ * Each table's target is created from information_schema when it does not
+ * exist (mapped types, NOT NULL, literal defaults, primary key; see
+ * typemap.c).  Rows stream from the source straight into COPY's machinery
+ * (BeginCopyFrom with a data callback), so multi-row inserts, partition
+ * routing, triggers and constraints work as with COPY.  Progress is in
+ * binlog_fdw.sync_progress (rows copied / estimated) and
+ * pg_stat_progress_copy.  Everything happens in the calling transaction.
+ */
+#include "binlog_fdw.h"
+#include "blpg_apply.h"
+#include "blpg_options.h"
+#include "blpg_shmem.h"
+#include "blpg_state.h"
+#include "blpg_typemap.h"
+
+#include "bl_mysql_snapshot.h"
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "commands/copy.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/parse_node.h"
+#include "parser/parse_relation.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_snapshot);
+PG_FUNCTION_INFO_V1(binlog_fdw_sync_progress);
+
+/* ---- progress in shared memory ---- */
+
+#define MAX_PROGRESS 16
+
+typedef struct sync_progress
+{
+	int			pid;
+	char		server[NAMEDATALEN];
+	char		source[2 * NAMEDATALEN + 2];
+	char		target[2 * NAMEDATALEN + 2];
+	int64		rows_done;
+	int64		rows_estimated;
+	TimestampTz started;
+} sync_progress;
+
+static sync_progress *progress_slots(void);
+
+/* Lives at the end of binlog_fdw's shared memory (shmem.c). */
+static sync_progress *blpg_progress_area = NULL;
+
+Size
+blpg_progress_size(void)
+{
+	return sizeof(sync_progress) * MAX_PROGRESS;
+}
+
+void
+blpg_progress_attach(char *area, bool init)
+{
+	blpg_progress_area = (sync_progress *) area;
+	if (init)
+		memset(area, 0, blpg_progress_size());
+}
+
+static sync_progress *
+progress_slots(void)
+{
+	blpg_require_shmem();
+	return blpg_progress_area;
+}
+
+static sync_progress *
+progress_begin(const char *server, const char *source, const char *target, int64 estimate)
+{
+	sync_progress *slots = progress_slots();
+	sync_progress *mine = NULL;
+
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < MAX_PROGRESS && !mine; i++)
+		if (slots[i].pid == 0 || slots[i].pid == MyProcPid)
+			mine = &slots[i];
+	if (mine)
+	{
+		mine->pid = MyProcPid;
+		strlcpy(mine->server, server, sizeof(mine->server));
+		strlcpy(mine->source, source, sizeof(mine->source));
+		strlcpy(mine->target, target, sizeof(mine->target));
+		mine->rows_done = 0;
+		mine->rows_estimated = estimate;
+		mine->started = GetCurrentTimestamp();
+	}
+	LWLockRelease(&blpg_shared->lock);
+	return mine;
+}
+
+static void
+progress_end(sync_progress *p)
+{
+	if (p == NULL)
+		return;
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	p->pid = 0;
+	LWLockRelease(&blpg_shared->lock);
+}
+
+/* ---- the COPY data callback ---- */
+
+typedef enum col_kind
+{
+	CK_TEXT,					/* as the source prints it */
+	CK_BYTES,					/* binary: \\x hex */
+	CK_BIT,						/* CAST AS UNSIGNED -> bit string */
+	CK_SET,						/* "a,b" -> {a,b} */
+	CK_DATE,					/* zero dates */
+	CK_TIMESTAMP,				/* UTC, plus zero dates */
+	CK_TIME,
+	CK_BOOL
+} col_kind;
+
+typedef struct copy_col
+{
+	bl_snapshot_column *src;
+	col_kind	kind;
+	int			bits;
+} copy_col;
+
+typedef struct copy_state
+{
+	bl_snapshot *snap;
+	copy_col   *cols;
+	int			ncols;
+	StringInfoData line;
+	int			line_off;
+	bool		done;
+	int64		rows;
+	sync_progress *progress;
+	const blpg_apply_options *opts;
+	const char *source;
+} copy_state;
+
+static copy_state *current_copy = NULL;
+
+static void
+append_copy_escaped(StringInfo b, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		switch (c)
+		{
+			case '\\':
+				appendStringInfoString(b, "\\\\");
+				break;
+			case '\t':
+				appendStringInfoString(b, "\\t");
+				break;
+			case '\n':
+				appendStringInfoString(b, "\\n");
+				break;
+			case '\r':
+				appendStringInfoString(b, "\\r");
+				break;
+			case '\0':
+				ereport(ERROR,
+						(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+						 errmsg("a value contains a NUL character, which PostgreSQL text cannot hold")));
+				break;
+			default:
+				appendStringInfoChar(b, c);
+		}
+	}
+}
+
+static bool
+zero_date(const char *v)
+{
+	return strncmp(v, "0000-", 5) == 0 || strstr(v, "-00") == v + 4 || strncmp(v + 7, "-00", 3) == 0;
+}
+
+static void
+format_value(copy_state *cs, copy_col *c, const char *v, unsigned long len, StringInfo b)
+{
+	switch (c->kind)
+	{
+		case CK_BYTES:
+			appendStringInfoString(b, "\\\\x");
+			for (unsigned long i = 0; i < len; i++)
+				appendStringInfo(b, "%02x", (unsigned char) v[i]);
+			return;
+		case CK_BIT:
+			{
+				unsigned long long u = strtoull(v, NULL, 10);
+
+				for (int i = c->bits - 1; i >= 0; i--)
+					appendStringInfoChar(b, (u >> i) & 1 ? '1' : '0');
+				return;
+			}
+		case CK_BOOL:
+			appendStringInfoString(b, strtoll(v, NULL, 10) != 0 ? "t" : "f");
+			return;
+		case CK_SET:
+			{
+				StringInfoData arr;
+
+				initStringInfo(&arr);
+				appendStringInfoChar(&arr, '{');
+				for (unsigned long i = 0, start = 0; i <= len; i++)
+				{
+					if (i == len || v[i] == ',')
+					{
+						if (i > start || len > 0)
+						{
+							if (arr.len > 1)
+								appendStringInfoChar(&arr, ',');
+							appendStringInfoChar(&arr, '"');
+							for (unsigned long k = start; k < i; k++)
+							{
+								if (v[k] == '"' || v[k] == '\\')
+									appendStringInfoChar(&arr, '\\');
+								appendStringInfoChar(&arr, v[k]);
+							}
+							appendStringInfoChar(&arr, '"');
+						}
+						start = i + 1;
+					}
+				}
+				appendStringInfoChar(&arr, '}');
+				if (len == 0)
+				{
+					resetStringInfo(&arr);
+					appendStringInfoString(&arr, "{}");
+				}
+				append_copy_escaped(b, arr.data, arr.len);
+				return;
+			}
+		case CK_DATE:
+		case CK_TIMESTAMP:
+			if (len >= 10 && zero_date(v))
+			{
+				if (cs->opts->zero_date == BLPG_ZERO_ERROR)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+							 errmsg("zero date in column \"%s\" of %s", c->src->name, cs->source),
+							 errhint("Set the source's zero_date option to 'null' or '-infinity'.")));
+				appendStringInfoString(b, cs->opts->zero_date == BLPG_ZERO_NULL ? "\\N" : "-infinity");
+				return;
+			}
+			append_copy_escaped(b, v, len);
+			if (c->kind == CK_TIMESTAMP)
+				appendStringInfoString(b, "+00");
+			return;
+		case CK_TIME:
+		case CK_TEXT:
+			append_copy_escaped(b, v, len);
+			return;
+	}
+}
+
+/* Next row as a COPY text line; false at the end. */
+static bool
+next_line(copy_state *cs)
+{
+	char	  **values;
+	unsigned long *lengths;
+	bl_error	err;
+	int			rc;
+
+	resetStringInfo(&cs->line);
+	cs->line_off = 0;
+	memset(&err, 0, sizeof(err));
+	rc = bl_snapshot_fetch(cs->snap, &values, &lengths, &err);
+	if (rc < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the rows of %s: %s", cs->source, err.message)));
+	if (rc == 0)
+		return false;
+	for (int i = 0; i < cs->ncols; i++)
+	{
+		if (i)
+			appendStringInfoChar(&cs->line, '\t');
+		if (values[i] == NULL)
+			appendStringInfoString(&cs->line, "\\N");
+		else
+			format_value(cs, &cs->cols[i], values[i], lengths[i], &cs->line);
+	}
+	appendStringInfoChar(&cs->line, '\n');
+	cs->rows++;
+	if (cs->progress && cs->rows % 1000 == 0)
+		cs->progress->rows_done = cs->rows;
+	return true;
+}
+
+static int
+copy_data(void *outbuf, int minread, int maxread)
+{
+	copy_state *cs = current_copy;
+	int			n = 0;
+
+	while (n < minread || n == 0)
+	{
+		int			avail;
+
+		if (cs->line_off >= cs->line.len)
+		{
+			if (cs->done || !next_line(cs))
+			{
+				cs->done = true;
+				break;
+			}
+		}
+		avail = Min(cs->line.len - cs->line_off, maxread - n);
+		memcpy((char *) outbuf + n, cs->line.data + cs->line_off, avail);
+		cs->line_off += avail;
+		n += avail;
+		if (n >= maxread)
+			break;
+	}
+	return n;
+}
+
+/* ---- one table ---- */
+
+static const char *
+pg_schema_of(const blpg_apply_options *opts, const char *db)
+{
+	ListCell   *lc;
+
+	foreach(lc, opts->schema_map)
+	{
+		List	   *pair = lfirst(lc);
+
+		if (strcmp(strVal(linitial(pair)), db) == 0)
+			return strVal(lsecond(pair));
+	}
+	return db;
+}
+
+static bool
+numeric_literal(const char *s)
+{
+	char	   *end;
+
+	if (*s == '\0')
+		return false;
+	(void) strtod(s, &end);
+	return *end == '\0';
+}
+
+static void
+create_target(const char *schema, const char *table, bl_snapshot_column *cols, int ncols,
+			  const blpg_apply_options *opts, const char *source)
+{
+	StringInfoData sql;
+	bool		first = true;
+	int			npk = 0;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE SCHEMA IF NOT EXISTS %s", quote_identifier(schema));
+	if (SPI_execute(sql.data, false, 0) < 0)
+		elog(ERROR, "could not create schema %s", schema);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s.%s (", quote_identifier(schema), quote_identifier(table));
+	for (int i = 0; i < ncols; i++)
+	{
+		const char *pgtype = blpg_map_type(cols[i].column_type, opts);
+
+		if (pgtype == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of %s has type %s, which has no PostgreSQL mapping",
+							cols[i].name, source, cols[i].column_type)));
+		appendStringInfo(&sql, "%s%s %s", first ? "" : ", ", quote_identifier(cols[i].name), pgtype);
+		if (cols[i].default_value && !cols[i].generated)
+		{
+			const char *d = cols[i].default_value;
+
+			if (pg_strcasecmp(d, "current_timestamp()") == 0 || pg_strcasecmp(d, "current_timestamp") == 0)
+				appendStringInfoString(&sql, " DEFAULT now()");
+			else if (numeric_literal(d) && strcmp(pgtype, "boolean") != 0 &&
+					 strstr(pgtype, "bit") == NULL)
+				appendStringInfo(&sql, " DEFAULT %s", d);
+			else if (d[0] == '\'' && d[strlen(d) - 1] == '\'' && strlen(d) >= 2 &&
+					 (strncmp(pgtype, "varchar", 7) == 0 || strcmp(pgtype, "text") == 0))
+			{
+				/* MariaDB quotes string defaults: '...' with '' inside */
+				StringInfoData lit;
+
+				initStringInfo(&lit);
+				for (size_t k = 1; k + 1 < strlen(d); k++)
+				{
+					if (d[k] == '\'' && d[k + 1] == '\'')
+						k++;
+					appendStringInfoChar(&lit, d[k]);
+				}
+				appendStringInfo(&sql, " DEFAULT %s", quote_literal_cstr(lit.data));
+			}
+		}
+		if (!cols[i].nullable)
+			appendStringInfoString(&sql, " NOT NULL");
+		first = false;
+		if (cols[i].pk_position > npk)
+			npk = cols[i].pk_position;
+	}
+	if (npk)
+	{
+		appendStringInfoString(&sql, ", PRIMARY KEY (");
+		for (int k = 1; k <= npk; k++)
+			for (int i = 0; i < ncols; i++)
+				if (cols[i].pk_position == k)
+					appendStringInfo(&sql, "%s%s", k > 1 ? ", " : "", quote_identifier(cols[i].name));
+		appendStringInfoChar(&sql, ')');
+	}
+	appendStringInfoChar(&sql, ')');
+	if (SPI_execute(sql.data, false, 0) < 0)
+		elog(ERROR, "could not create %s.%s", schema, table);
+}
+
+/* COPY the rows of cs into rel; the progress entry ends either way. */
+static int64
+run_copy(Relation rel, List *attnames, copy_state *cs)
+{
+	volatile int64 rows = 0;
+
+	current_copy = cs;
+	PG_TRY();
+	{
+		ParseState *pstate = make_parsestate(NULL);
+		CopyFromState cstate;
+		ParseNamespaceItem *nsitem;
+
+		/* as COPY itself does: the relation is the query's range table */
+		nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock,
+											   NULL, false, false);
+		nsitem->p_rte->requiredPerms = ACL_INSERT;
+		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_data, attnames, NIL);
+
+		rows = (int64) CopyFrom(cstate);
+		EndCopyFrom(cstate);
+	}
+	PG_CATCH();
+	{
+		current_copy = NULL;
+		progress_end(cs->progress);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	current_copy = NULL;
+	progress_end(cs->progress);
+	return rows;
+}
+
+typedef struct table_result
+{
+	char	   *source;
+	char	   *target;
+	int64		rows;
+	bool		created;
+} table_result;
+
+static table_result
+load_table(const char *server_name, bl_snapshot *snap, const char *source,
+		   const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos)
+{
+	table_result res;
+	const char *dot = strchr(source, '.');
+	char	   *db,
+			   *table;
+	bl_snapshot_column *cols;
+	int			ncols;
+	int64		estimate = 0;
+	bl_error	err;
+	char	   *schema = NULL;
+	char	   *target_table = NULL;
+	Oid			nsp,
+				relid;
+	Relation	rel;
+	List	   *attnames = NIL;
+	StringInfoData select;
+	copy_state	cs;
+	char		qi[600];
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+
+	if (dot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("table \"%s\" must be given as database.table", source)));
+	db = pnstrdup(source, dot - source);
+	table = pstrdup(dot + 1);
+	memset(&res, 0, sizeof(res));
+	res.source = pstrdup(source);
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_columns(snap, db, table, &cols, &ncols, &estimate, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the definition of %s: %s", source, err.message)));
+	if (ncols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s does not exist on source \"%s\"", source, server_name)));
+
+	/* the target: a mapping, or the same names after schema_map */
+	args[0] = CStringGetTextDatum(server_name);
+	args[1] = CStringGetTextDatum(db);
+	args[2] = CStringGetTextDatum(table);
+	if (SPI_execute_with_args("SELECT target_schema, target_table FROM binlog_fdw.table_mapping "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
+							  3, argtypes, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		target_table = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	}
+	if (schema == NULL)
+		schema = pstrdup(pg_schema_of(opts, db));
+	if (target_table == NULL)
+		target_table = table;
+	nsp = get_namespace_oid(schema, true);
+	relid = OidIsValid(nsp) ? get_relname_relid(target_table, nsp) : InvalidOid;
+	if (!OidIsValid(relid))
+	{
+		create_target(schema, target_table, cols, ncols, opts, source);
+		CommandCounterIncrement();
+		relid = get_relname_relid(target_table, get_namespace_oid(schema, false));
+		res.created = true;
+	}
+	rel = table_open(relid, RowExclusiveLock);
+	res.target = psprintf("%s.%s", quote_identifier(schema), quote_identifier(target_table));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+	if (truncate)
+	{
+		if (SPI_execute(psprintf("TRUNCATE %s", res.target), false, 0) < 0)
+			elog(ERROR, "could not truncate %s", res.target);
+		CommandCounterIncrement();
+	}
+	else if (!res.created &&
+			 (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", res.target), true, 1) != SPI_OK_SELECT ||
+			  SPI_processed > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target %s of %s is not empty", res.target, source),
+				 errhint("Pass truncate => true to replace its rows with the source's.")));
+
+	/* SELECT the columns that have a target column, in a loadable form */
+	memset(&cs, 0, sizeof(cs));
+	cs.cols = palloc0(sizeof(copy_col) * ncols);
+	initStringInfo(&select);
+	appendStringInfoString(&select, "SELECT ");
+	for (int i = 0; i < ncols; i++)
+	{
+		AttrNumber	a = get_attnum(relid, cols[i].name);
+		copy_col   *c;
+		Oid			atttype;
+
+		if (a == InvalidAttrNumber || cols[i].generated)
+			continue;
+		atttype = get_atttype(relid, a);
+		if (TupleDescAttr(RelationGetDescr(rel), a - 1)->attgenerated)
+			continue;
+		c = &cs.cols[cs.ncols];
+		c->src = &cols[i];
+		bl_snapshot_quote_ident(cols[i].name, qi, sizeof(qi));
+		if (cs.ncols)
+			appendStringInfoString(&select, ", ");
+		if (strcmp(cols[i].data_type, "bit") == 0)
+		{
+			c->kind = CK_BIT;
+			c->bits = 1;
+			if (strchr(cols[i].column_type, '('))
+				c->bits = atoi(strchr(cols[i].column_type, '(') + 1);
+			if (atttype == BOOLOID)
+				c->kind = CK_BOOL;
+			appendStringInfo(&select, "CAST(%s AS UNSIGNED)", qi);
+		}
+		else
+		{
+			appendStringInfoString(&select, qi);
+			if (atttype == BYTEAOID)
+				c->kind = CK_BYTES;
+			else if (atttype == BOOLOID)
+				c->kind = CK_BOOL;
+			else if (strcmp(cols[i].data_type, "set") == 0 && atttype == TEXTARRAYOID)
+				c->kind = CK_SET;
+			else if (strcmp(cols[i].data_type, "date") == 0 || strcmp(cols[i].data_type, "datetime") == 0)
+				c->kind = CK_DATE;
+			else if (strcmp(cols[i].data_type, "timestamp") == 0)
+				c->kind = CK_TIMESTAMP;
+			else
+				c->kind = CK_TEXT;
+		}
+		attnames = lappend(attnames, makeString(pstrdup(get_attname(relid, a, false))));
+		cs.ncols++;
+	}
+	bl_snapshot_quote_ident(db, qi, sizeof(qi));
+	appendStringInfo(&select, " FROM %s.", qi);
+	bl_snapshot_quote_ident(table, qi, sizeof(qi));
+	appendStringInfoString(&select, qi);
+	if (cs.ncols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("target %s has no column of %s", res.target, source)));
+
+	if (bl_snapshot_query(snap, select.data, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the rows of %s: %s", source, err.message)));
+	cs.snap = snap;
+	cs.opts = opts;
+	cs.source = source;
+	initStringInfo(&cs.line);
+	cs.progress = progress_begin(server_name, source, res.target, estimate);
+	res.rows = run_copy(rel, attnames, &cs);
+	table_close(rel, NoLock);
+
+	/* from here on, apply takes over: changes after the snapshot */
+	{
+		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
+		Datum		vals[6];
+
+		vals[0] = CStringGetTextDatum(server_name);
+		vals[1] = CStringGetTextDatum(db);
+		vals[2] = CStringGetTextDatum(table);
+		vals[3] = CStringGetTextDatum(schema);
+		vals[4] = CStringGetTextDatum(target_table);
+		vals[5] = Int64GetDatum((int64) pos);
+		if (SPI_execute_with_args(psprintf("INSERT INTO binlog_fdw.table_mapping AS m "
+										   "(server_name, source_schema, source_table, target_schema, target_table, "
+										   "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, %s, $6, now()) "
+										   "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
+										   "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
+										   "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
+										   "synced_at = excluded.synced_at", quote_literal_cstr(file)),
+								  6, types, vals, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not record the snapshot position of %s", source);
+	}
+	return res;
+}
+
+Datum
+binlog_fdw_snapshot(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *tables = PG_GETARG_ARRAYTYPE_P(1);
+	bool		truncate = PG_ARGISNULL(2) ? false : PG_GETARG_BOOL(2);
+	ForeignServer *server = GetForeignServerByName(name, false);
+	blpg_source_config *cfg;
+	blpg_apply_options opts;
+	bl_source_options so;
+	bl_snapshot *snap = NULL;
+	bl_error	err;
+	char		file[BLPG_FILE_LEN];
+	char		gtid[BLPG_GTID_LEN];
+	uint64_t	pos = 0;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	AclResult	aclresult;
+
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	InitMaterializedSRF(fcinfo, 0);
+	cfg = blpg_load_config(server->serverid, GetUserId());
+	blpg_apply_options_load(server->serverid, &opts);
+	bl_source_options_init(&so);
+	so.host = cfg->host;
+	so.port = (unsigned) cfg->port;
+	so.user = cfg->user;
+	so.password = cfg->password;
+	so.connect_timeout = cfg->connect_timeout;
+	so.read_timeout = 3600;
+	so.ssl_mode = cfg->ssl_mode;
+	so.ssl_ca = cfg->ssl_ca;
+	so.ssl_cert = cfg->ssl_cert;
+	so.ssl_key = cfg->ssl_key;
+	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_begin(&so, file, sizeof(file), &pos, gtid, sizeof(gtid), &err);
+	if (snap == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
+	PG_TRY();
+	{
+		blpg_position state;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		for (int i = 0; i < n; i++)
+		{
+			table_result r;
+			Datum		values[5];
+			bool		rnulls[5] = {0};
+
+			if (nulls[i])
+				continue;
+			r = load_table(name, snap, TextDatumGetCString(elems[i]), &opts, truncate, file, pos);
+			values[0] = CStringGetTextDatum(r.source);
+			values[1] = CStringGetTextDatum(r.target);
+			values[2] = Int64GetDatum(r.rows);
+			values[3] = CStringGetTextDatum(psprintf("%s:%llu", file, (unsigned long long) pos));
+			values[4] = BoolGetDatum(r.created);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
+		}
+		SPI_finish();
+
+		/* a source never started begins streaming at the snapshot */
+		if (!blpg_state_load(server->serverid, &state))
+		{
+			memset(&state, 0, sizeof(state));
+			strlcpy(state.file, file, sizeof(state.file));
+			state.pos = pos;
+			strlcpy(state.gtid_state, gtid, sizeof(state.gtid_state));
+			blpg_state_save(server->serverid, server->servername, &state);
+		}
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+	return (Datum) 0;
+}
+
+Datum
+binlog_fdw_sync_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	sync_progress *slots = progress_slots();
+
+	InitMaterializedSRF(fcinfo, 0);
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	for (int i = 0; i < MAX_PROGRESS; i++)
+	{
+		Datum		values[7];
+		bool		nulls[7] = {0};
+
+		if (slots[i].pid == 0)
+			continue;
+		values[0] = Int32GetDatum(slots[i].pid);
+		values[1] = CStringGetTextDatum(slots[i].server);
+		values[2] = CStringGetTextDatum(slots[i].source);
+		values[3] = CStringGetTextDatum(slots[i].target);
+		values[4] = Int64GetDatum(slots[i].rows_done);
+		values[5] = Int64GetDatum(slots[i].rows_estimated);
+		values[6] = TimestampTzGetDatum(slots[i].started);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(&blpg_shared->lock);
+	return (Datum) 0;
+}

@@ -1,0 +1,265 @@
+/*
+ * bl_mysql_snapshot.c
+ *	  Consistent snapshots for initial loads (see bl_mysql_snapshot.h).
+ *
+ * MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT, then the status
+ * variables binlog_snapshot_file / binlog_snapshot_position give the binlog
+ * position of exactly that snapshot, with no lock.  MySQL: FLUSH TABLES
+ * WITH READ LOCK around the snapshot's start and SHOW BINARY LOG STATUS
+ * (needs RELOAD).  Session time zone UTC, so TIMESTAMP values read as UTC.
+ */
+#include "bl_mysql_conn.h"
+#include "bl_mysql_snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct bl_snapshot
+{
+	MYSQL	   *conn;
+	MYSQL_RES  *res;
+	unsigned int nfields;
+	bool		is_mariadb;
+	char	  **row;
+	unsigned long *lengths;
+	bl_snapshot_column *cols;
+	int			ncols;
+};
+
+static int
+exec(bl_snapshot *s, const char *sql, bl_error *err)
+{
+	if (mysql_query(s->conn, sql) != 0)
+		return bl_mysql_fail(s->conn, err, sql);
+	{
+		MYSQL_RES  *r = mysql_store_result(s->conn);
+
+		if (r)
+			mysql_free_result(r);
+	}
+	return 0;
+}
+
+void
+bl_snapshot_quote_ident(const char *name, char *out, size_t outlen)
+{
+	size_t		o = 0;
+
+	if (outlen < 3)
+		return;
+	out[o++] = '`';
+	for (const char *p = name; *p && o + 3 < outlen; p++)
+	{
+		if (*p == '`')
+			out[o++] = '`';
+		out[o++] = *p;
+	}
+	out[o++] = '`';
+	out[o] = '\0';
+}
+
+bl_snapshot *
+bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
+				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+{
+	bl_snapshot *s = calloc(1, sizeof(bl_snapshot));
+	char		version[128];
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	if (s == NULL)
+	{
+		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	s->conn = bl_mysql_open(opts, err);
+	if (s->conn == NULL)
+	{
+		free(s);
+		return NULL;
+	}
+	if (bl_mysql_query_value(s->conn, "SELECT @@version", version, sizeof(version), err) != 0)
+		goto fail;
+	s->is_mariadb = strstr(version, "MariaDB") != NULL;
+	if (exec(s, "SET SESSION time_zone = '+00:00', net_write_timeout = 3600", err) != 0 ||
+		exec(s, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", err) != 0)
+		goto fail;
+	if (s->is_mariadb)
+	{
+		if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
+			goto fail;
+		if (mysql_query(s->conn, "SHOW STATUS LIKE 'binlog_snapshot_%'") != 0)
+		{
+			bl_mysql_fail(s->conn, err, "reading the snapshot's binlog position");
+			goto fail;
+		}
+		res = mysql_store_result(s->conn);
+		file[0] = '\0';
+		*pos = 0;
+		while (res && (row = mysql_fetch_row(res)))
+		{
+			if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_file") == 0)
+				snprintf(file, filelen, "%s", row[1]);
+			else if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_position") == 0)
+				*pos = strtoull(row[1], NULL, 10);
+		}
+		if (res)
+			mysql_free_result(res);
+		if (gtid && bl_mysql_query_value(s->conn, "SELECT @@global.gtid_binlog_pos", gtid, gtidlen, err) != 0)
+			goto fail;
+	}
+	else
+	{
+		if (exec(s, "FLUSH TABLES WITH READ LOCK", err) != 0 ||
+			exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
+			goto fail;
+		if (mysql_query(s->conn, "SHOW BINARY LOG STATUS") != 0 &&
+			mysql_query(s->conn, "SHOW MASTER STATUS") != 0)
+		{
+			bl_mysql_fail(s->conn, err, "reading the binlog position");
+			goto fail;
+		}
+		res = mysql_store_result(s->conn);
+		row = res ? mysql_fetch_row(res) : NULL;
+		if (row && row[0])
+		{
+			snprintf(file, filelen, "%s", row[0]);
+			*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
+			if (gtid)
+				snprintf(gtid, gtidlen, "%s", mysql_num_fields(res) >= 5 && row[4] ? row[4] : "");
+		}
+		if (res)
+			mysql_free_result(res);
+		if (exec(s, "UNLOCK TABLES", err) != 0)
+			goto fail;
+	}
+	if (file[0] == '\0')
+	{
+		bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
+		goto fail;
+	}
+	return s;
+fail:
+	bl_snapshot_end(s);
+	return NULL;
+}
+
+static void
+free_columns(bl_snapshot *s)
+{
+	for (int i = 0; i < s->ncols; i++)
+	{
+		free(s->cols[i].name);
+		free(s->cols[i].column_type);
+		free(s->cols[i].data_type);
+		free(s->cols[i].default_value);
+	}
+	free(s->cols);
+	s->cols = NULL;
+	s->ncols = 0;
+}
+
+int
+bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
+					bl_snapshot_column **cols, int *ncols, int64_t *estimated_rows,
+					bl_error *err)
+{
+	char		sql[2048];
+	char		es[512],
+				et[512];
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	char		value[64];
+
+	free_columns(s);
+	if (strlen(schema) > 200 || strlen(table) > 200)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "name too long");
+	mysql_real_escape_string(s->conn, es, schema, (unsigned long) strlen(schema));
+	mysql_real_escape_string(s->conn, et, table, (unsigned long) strlen(table));
+	snprintf(sql, sizeof(sql),
+			 "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, LOWER(c.DATA_TYPE), c.IS_NULLABLE, c.COLUMN_DEFAULT, "
+			 "COALESCE(k.SEQ_IN_INDEX, 0), c.EXTRA "
+			 "FROM information_schema.COLUMNS c LEFT JOIN information_schema.STATISTICS k "
+			 "ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME "
+			 "AND k.COLUMN_NAME = c.COLUMN_NAME AND k.INDEX_NAME = 'PRIMARY' "
+			 "WHERE c.TABLE_SCHEMA = '%s' AND c.TABLE_NAME = '%s' ORDER BY c.ORDINAL_POSITION", es, et);
+	if (mysql_query(s->conn, sql) != 0)
+		return bl_mysql_fail(s->conn, err, "reading the table's columns");
+	res = mysql_store_result(s->conn);
+	if (res == NULL)
+		return bl_mysql_fail(s->conn, err, "reading the table's columns");
+	s->cols = calloc(mysql_num_rows(res) + 1, sizeof(bl_snapshot_column));
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		bl_snapshot_column *c = &s->cols[s->ncols++];
+
+		c->name = strdup(row[0] ? row[0] : "");
+		c->column_type = strdup(row[1] ? row[1] : "");
+		c->data_type = strdup(row[2] ? row[2] : "");
+		c->nullable = row[3] && strcasecmp(row[3], "YES") == 0;
+		c->default_value = row[4] ? strdup(row[4]) : NULL;
+		c->pk_position = row[5] ? atoi(row[5]) : 0;
+		c->generated = row[6] && (strcasestr(row[6], "VIRTUAL") || strcasestr(row[6], "STORED") ||
+								  strcasestr(row[6], "GENERATED"));
+	}
+	mysql_free_result(res);
+	*cols = s->cols;
+	*ncols = s->ncols;
+	snprintf(sql, sizeof(sql), "SELECT TABLE_ROWS FROM information_schema.TABLES "
+			 "WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s'", es, et);
+	if (bl_mysql_query_value(s->conn, sql, value, sizeof(value), err) != 0)
+		return -1;
+	*estimated_rows = strtoll(value, NULL, 10);
+	return 0;
+}
+
+int
+bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err)
+{
+	if (s->res)
+		mysql_free_result(s->res);
+	s->res = NULL;
+	if (mysql_query(s->conn, sql) != 0)
+		return bl_mysql_fail(s->conn, err, "reading the table's rows");
+	s->res = mysql_use_result(s->conn);
+	if (s->res == NULL)
+		return bl_mysql_fail(s->conn, err, "reading the table's rows");
+	s->nfields = mysql_num_fields(s->res);
+	return 0;
+}
+
+int
+bl_snapshot_fetch(bl_snapshot *s, char ***values, unsigned long **lengths, bl_error *err)
+{
+	MYSQL_ROW	row = mysql_fetch_row(s->res);
+
+	if (row == NULL)
+	{
+		if (mysql_errno(s->conn))
+			return bl_mysql_fail(s->conn, err, "reading the table's rows");
+		mysql_free_result(s->res);
+		s->res = NULL;
+		return 0;
+	}
+	*values = row;
+	*lengths = mysql_fetch_lengths(s->res);
+	return 1;
+}
+
+void
+bl_snapshot_end(bl_snapshot *s)
+{
+	if (s == NULL)
+		return;
+	if (s->res)
+		mysql_free_result(s->res);
+	free_columns(s);
+	if (s->conn)
+	{
+		(void) mysql_query(s->conn, "COMMIT");
+		mysql_close(s->conn);
+	}
+	free(s);
+}

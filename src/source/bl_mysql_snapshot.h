@@ -1,0 +1,49 @@
+/*
+ * bl_mysql_snapshot.h
+ *	  A consistent snapshot of a MySQL/MariaDB server for initial loads:
+ *	  one transaction WITH CONSISTENT SNAPSHOT, the binlog position it
+ *	  corresponds to, table definitions and row streams read inside it.
+ */
+#ifndef BL_MYSQL_SNAPSHOT_H
+#define BL_MYSQL_SNAPSHOT_H
+
+#include "bl_mysql_source.h"
+
+typedef struct bl_snapshot bl_snapshot;
+
+typedef struct bl_snapshot_column
+{
+	char	   *name;
+	char	   *column_type;	/* "int(10) unsigned", "enum('a','b')" */
+	char	   *data_type;		/* "int", "enum" */
+	bool		nullable;
+	char	   *default_value;	/* NULL if none */
+	int			pk_position;	/* 1.. in the primary key, 0 if not */
+	bool		generated;
+} bl_snapshot_column;
+
+/*
+ * Open a connection and a consistent snapshot; file/pos (and gtid, the
+ * server's GTID position then) say where the binlog stood.
+ */
+extern bl_snapshot *bl_snapshot_begin(const bl_source_options *opts,
+									  char *file, size_t filelen, uint64_t *pos,
+									  char *gtid, size_t gtidlen, bl_error *err);
+
+/* Columns of schema.table in order (ncols 0: no such table). */
+extern int	bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
+								bl_snapshot_column **cols, int *ncols,
+								int64_t *estimated_rows, bl_error *err);
+
+/* Stream the result of a query row by row. */
+extern int	bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err);
+/* 1 with a row (values NULL for SQL NULL), 0 at the end, -1 on error. */
+extern int	bl_snapshot_fetch(bl_snapshot *s, char ***values, unsigned long **lengths,
+							  bl_error *err);
+
+/* Quote an identifier for MySQL (`...`). */
+extern void bl_snapshot_quote_ident(const char *name, char *out, size_t outlen);
+
+extern void bl_snapshot_end(bl_snapshot *s);
+
+#endif							/* BL_MYSQL_SNAPSHOT_H */

@@ -26,6 +26,7 @@
 #include "utils/timestamp.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 PG_FUNCTION_INFO_V1(binlog_fdw_start);
@@ -150,6 +151,74 @@ blpg_autostart_remove(Oid dboid, Oid serverid)
 	LWLockRelease(&blpg_shared->lock);
 }
 
+/*
+ * Crash-loop guard.  A worker that crashes takes the whole server through
+ * crash recovery, after which the launcher would start it again: should it
+ * crash every time, the server would never stay up.  Each launch by the
+ * launcher is recorded in pg_binlog_fdw/launches.<db>.<server> (a file:
+ * shared memory does not survive the crash); a source launched
+ * GUARD_LAUNCHES times within GUARD_SECONDS is left stopped, with a
+ * message.  binlog_fdw.start() clears the record.
+ */
+#define GUARD_LAUNCHES	5
+#define GUARD_SECONDS	120
+
+static void
+guard_path(Oid dboid, Oid serverid, char *path, size_t len)
+{
+	snprintf(path, len, "%s/launches.%u.%u", AUTOSTART_DIR, dboid, serverid);
+}
+
+/* Record a launch; false if the source relaunches too often. */
+static bool
+guard_launch(Oid dboid, Oid serverid, const char *name)
+{
+	char		path[MAXPGPATH];
+	FILE	   *f;
+	long		times[GUARD_LAUNCHES];
+	int			n = 0;
+	long		now = (long) time(NULL);
+	long		t;
+
+	guard_path(dboid, serverid, path, sizeof(path));
+	f = AllocateFile(path, "r");
+	if (f)
+	{
+		while (n < GUARD_LAUNCHES && fscanf(f, "%ld", &t) == 1)
+			if (now - t < GUARD_SECONDS)
+				times[n++] = t;
+		FreeFile(f);
+	}
+	if (n >= GUARD_LAUNCHES)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("binlog_fdw source \"%s\" was started %d times in %d seconds and is left stopped",
+						name, GUARD_LAUNCHES, GUARD_SECONDS),
+				 errhint("Look for the cause in the server log, then start it with SELECT binlog_fdw.start('%s').", name)));
+		return false;
+	}
+	(void) MakePGDirectory(AUTOSTART_DIR);
+	f = AllocateFile(path, "w");
+	if (f)
+	{
+		for (int i = (n == GUARD_LAUNCHES ? 1 : 0); i < n; i++)
+			fprintf(f, "%ld\n", times[i]);
+		fprintf(f, "%ld\n", now);
+		FreeFile(f);
+	}
+	return true;
+}
+
+static void
+guard_clear(Oid dboid, Oid serverid)
+{
+	char		path[MAXPGPATH];
+
+	guard_path(dboid, serverid, path, sizeof(path));
+	(void) unlink(path);
+}
+
 /* Used by the launcher: start every listed source that has no worker. */
 void		blpg_autostart_all(void);
 
@@ -182,10 +251,22 @@ blpg_autostart_all(void)
 			}
 			need_apply = slot->continuous && slot->apply_pid == 0;
 			LWLockRelease(&slot->lock);
-			if (!running)
-				(void) blpg_launch_worker(slot, false);
-			if (need_apply)
-				(void) blpg_launch_apply_worker(slot);
+			if (!running && !guard_launch(e[i].dboid, e[i].serverid, e[i].name))
+			{
+				/* crash loop: leave it stopped until someone starts it */
+				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+				slot->state = BLPG_STATE_STOPPED;
+				LWLockRelease(&slot->lock);
+				blpg_release_slot(slot);
+				blpg_autostart_remove(e[i].dboid, e[i].serverid);
+			}
+			else
+			{
+				if (!running)
+					(void) blpg_launch_worker(slot, false);
+				if (need_apply)
+					(void) blpg_launch_apply_worker(slot);
+			}
 		}
 		PG_CATCH();
 		{
@@ -296,6 +377,7 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 	LWLockRelease(&slot->lock);
 	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), continuous,
 					   server->servername);
+	guard_clear(MyDatabaseId, server->serverid);
 	if (running)
 		ereport(NOTICE,
 				(errmsg("source \"%s\" is already started", server->servername)));

@@ -118,6 +118,9 @@ source_error(worker_ctx *w, const bl_error *err)
 										 strstr(err->message, "purged") ||
 										 strstr(err->message, "not exist")))
 		hint = "The source no longer has the binlog at this position (purged?). Nothing after it was skipped: take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.";
+	else if (strstr(err->message, "same server_uuid/server_id") || strstr(err->message, "4052"))
+		hint = psprintf("Another replica of the source uses server_id %lld: give this source a server_id that no other replica uses (ALTER SERVER %s OPTIONS (SET server_id '...')).",
+						(long long) w->cfg->server_id, w->cfg->server_name);
 	ereport(ERROR,
 			(errcode(blpg_errcode(err->code)),
 			 errmsg("source \"%s\": %s", w->cfg->server_name, err->message),

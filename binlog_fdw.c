@@ -46,6 +46,17 @@ _PG_init(void)
 	/* jsonb cannot store U+0000: row images show it as U+FFFD */
 	bl_json_nul_as_replacement = true;
 
+	/*
+	 * The sizes of shared memory can only be defined while preloading
+	 * (PostgreSQL refuses PGC_POSTMASTER variables later, with a FATAL error
+	 * that would end the session loading the library: CREATE EXTENSION, or
+	 * read_binlog(), must work without preloading).
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		MarkGUCPrefixReserved("binlog_fdw");
+		return;
+	}
 	DefineCustomIntVariable("binlog_fdw.max_sources",
 							"Maximum number of sources that can be started at once.",
 							"Each source has a ring of binlog_fdw.ring_size bytes in shared memory.",
@@ -62,8 +73,6 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("binlog_fdw");
 
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -88,23 +88,32 @@ blpg_apply_options_load(Oid serverid, blpg_apply_options *opts)
 	}
 }
 
-/* Apply the changes first..last of the copied entries. */
+/*
+ * Apply the changes first..last of our batch, reading its entries in place
+ * in the ring from start_off.
+ */
 static void
-apply_entries(blpg_targets *ts, StringInfo buf, uint64 first, uint64 last,
-			  const char *server_name, bool *in_txn, blpg_apply_result *res,
-			  int64 *commit_ts_us)
+apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
+			  uint64 last, const char *server_name, bool *in_txn,
+			  blpg_apply_result *res, int64 *commit_ts_us)
 {
 	bl_decoder *dec = blpg_canonical_decoder();
-	size_t		off = 0;
+	uint64		off = start_off;
 
-	while (off < (size_t) buf->len)
+	for (;;)
 	{
-		const blpg_entry *e = (const blpg_entry *) (buf->data + off);
+		const blpg_entry *e = blpg_ring_entry(slot, off);
 		blpg_entry_view v;
-		uint64		from = Max(first, e->seq_first);
-		uint64		to = Min(last, e->seq_first + e->nchanges - 1);
+		uint64		from,
+					to;
 
 		off += e->total_len;
+		if (e->kind == BLPG_ENTRY_WRAP)
+			continue;
+		if (e->seq_first > last)
+			break;
+		from = Max(first, e->seq_first);
+		to = Min(last, e->seq_first + e->nchanges - 1);
 		if (from > to)
 			continue;
 		blpg_entry_view_init(&v, e);
@@ -160,6 +169,9 @@ apply_entries(blpg_targets *ts, StringInfo buf, uint64 first, uint64 last,
 					break;
 				}
 		}
+		/* never read past the batch: what follows may not be written yet */
+		if (e->seq_first + e->nchanges - 1 >= last)
+			break;
 	}
 }
 
@@ -190,13 +202,14 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 	{
 		uint64		first,
 					last,
-					batch_id;
+					batch_id,
+					start_off;
 		int			chunk = (int) Min((int64) APPLY_CHUNK, Max((int64) 1, max_changes - res->rows));
 		bool		slept = false;
 
 		if (in_txn)
 			chunk = APPLY_CHUNK;	/* finish the transaction */
-		while (!blpg_consume_take(slot, chunk, &buf, &first, &last, &batch_id))
+		while (!blpg_consume_take(slot, chunk, NULL, &first, &last, &batch_id, &start_off))
 		{
 			TimestampTz now = GetCurrentTimestamp();
 
@@ -219,7 +232,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		if (slept)
 			ConditionVariableCancelSleep();
 
-		apply_entries(ts, &buf, first, last, server->servername, &in_txn, res, &commit_ts_us);
+		apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
+					  &commit_ts_us);
 		if (!in_txn)
 			blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
 		else
@@ -287,7 +301,7 @@ binlog_fdw_skip_change(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	initStringInfo(&buf);
-	if (!blpg_consume_take(slot, 1, &buf, &first, &last, &batch_id))
+	if (!blpg_consume_take(slot, 1, &buf, &first, &last, &batch_id, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("source \"%s\" has no change to skip", name)));

@@ -167,41 +167,58 @@ unix_to_timestamptz(int64 sec, uint32 usec)
 		USECS_PER_SEC + usec;
 }
 
-/* UTF-8 text of a string value, in the server encoding. */
-static char *
-string_value(const blpg_col_conv *cc, const bl_column *col, const bl_value *v, int *len)
-{
-	bl_buf		b;
-	bl_error	err;
-	char	   *s;
-	char	   *conv;
+/* A reusable buffer for text conversions (no allocation per value). */
+static bl_buf scratch;
 
-	bl_buf_init(&b);
+/*
+ * The bytes of a string value as server-encoded text, NUL-terminated only
+ * if terminate.  UTF-8 columns in a UTF-8 database are used in place when
+ * they are valid, which is the common case.
+ */
+static const char *
+string_bytes(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
+			 int *len, bool terminate)
+{
+	bl_error	err;
+	char	   *conv;
+	const char *csname = col->charset ? bl_charset_name(col->charset) : "utf8mb4";
+
+	if (GetDatabaseEncoding() == PG_UTF8 && strncmp(csname, "utf8", 4) == 0 &&
+		pg_verify_mbstr(PG_UTF8, (const char *) v->v.raw.ptr, (int) v->v.raw.len, true))
+	{
+		*len = (int) v->v.raw.len;
+		if (!terminate)
+			return (const char *) v->v.raw.ptr;
+		return pnstrdup((const char *) v->v.raw.ptr, v->v.raw.len);
+	}
+	bl_buf_reset(&scratch);
 	if (col->charset && !bl_charset_is_binary(col->charset))
 	{
-		if (bl_charset_to_utf8(col->charset, v->v.raw.ptr, v->v.raw.len, &b, &err) != 0)
+		if (bl_charset_to_utf8(col->charset, v->v.raw.ptr, v->v.raw.len, &scratch, &err) != 0)
 			blpg_report_decoder_error(ERROR, &err, NULL);
 	}
 	else
-		bl_charset_to_utf8(bl_charset_by_name("utf8mb4"), v->v.raw.ptr, v->v.raw.len, &b, &err);
-	if (memchr(b.data ? b.data : "", '\0', b.len) != NULL)
-	{
-		bl_buf_free(&b);
+		bl_charset_to_utf8(bl_charset_by_name("utf8mb4"), v->v.raw.ptr, v->v.raw.len, &scratch, &err);
+	if (bl_buf_failed(&scratch))
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (memchr(scratch.data ? scratch.data : "", '\0', scratch.len) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 errmsg("string for column \"%s\" contains a NUL character, which PostgreSQL text cannot hold",
 						cc->name),
 				 errhint("Use bytea for this column.")));
-	}
-	s = palloc(b.len + 1);
-	memcpy(s, b.data ? b.data : "", b.len);
-	s[b.len] = '\0';
-	*len = (int) b.len;
-	bl_buf_free(&b);
-	conv = pg_any_to_server(s, *len, PG_UTF8);
-	if (conv != s)
-		*len = strlen(conv);
+	conv = pg_any_to_server(scratch.data ? scratch.data : "", (int) scratch.len, PG_UTF8);
+	if (conv == scratch.data)
+		conv = pnstrdup(scratch.data ? scratch.data : "", scratch.len);
+	*len = strlen(conv);
 	return conv;
+}
+
+/* A string value as a palloc'd C string in the server encoding. */
+static char *
+string_value(const blpg_col_conv *cc, const bl_column *col, const bl_value *v, int *len)
+{
+	return (char *) string_bytes(cc, col, v, len, true);
 }
 
 /* Member strings of an ENUM value or of a SET value's members. */
@@ -459,16 +476,12 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				return NumericGetDatum(int64_to_numeric((int64) v->v.u));
 			if (v->kind == BL_VAL_DECIMAL)
 			{
-				bl_buf		b;
-				Datum		d;
-
-				bl_buf_init(&b);
-				if (bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision, col->scale, &b) != 0)
+				bl_buf_reset(&scratch);
+				if (bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision, col->scale,
+									   &scratch) != 0)
 					conversion_error(cc, "a malformed DECIMAL");
-				d = DirectFunctionCall3(numeric_in, CStringGetDatum(b.data),
-										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-				bl_buf_free(&b);
-				return d;
+				return DirectFunctionCall3(numeric_in, CStringGetDatum(scratch.data),
+										   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 			}
 			break;
 		case BLPG_CONV_FLOAT4:
@@ -493,7 +506,7 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 			if (v->kind == BL_VAL_STRING)
 			{
 				int			len;
-				char	   *s = string_value(cc, col, v, &len);
+				const char *s = string_bytes(cc, col, v, &len, false);
 
 				return PointerGetDatum(cstring_to_text_with_len(s, len));
 			}

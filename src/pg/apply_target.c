@@ -793,6 +793,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	ErrorContextCallback cb;
 	row_context rc;
 	ResultRelInfo *part;
+	MemoryContext oldcxt;
 
 	rc.target = tg;
 	rc.v = v;
@@ -804,6 +805,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	error_context_stack = &cb;
 
 	tg->estate->es_output_cid = GetCurrentCommandId(true);
+	/* everything of one row lives in the per-tuple context, reset below */
+	oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));
 	switch (op)
 	{
 		case BL_OP_INSERT:
@@ -906,6 +909,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 			ExecSimpleRelationDelete(part, tg->estate, &tg->epq, tg->oldslot);
 			break;
 	}
+	MemoryContextSwitchTo(oldcxt);
 	ResetPerTupleExprContext(tg->estate);
 	CommandCounterIncrement();
 	error_context_stack = cb.previous;

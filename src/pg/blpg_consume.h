@@ -14,8 +14,14 @@
 /* The slot of a started source, after permission checks. */
 extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_out);
 
+/*
+ * Take the next changes as a batch of this backend.  buf: a copy of the
+ * entries, or NULL to read them in place from *start_off (blpg_ring_entry)
+ * until the batch is acknowledged or released.
+ */
 extern bool blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
-							  uint64 *first, uint64 *last, uint64 *batch_id);
+							  uint64 *first, uint64 *last, uint64 *batch_id,
+							  uint64 *start_off);
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
 extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 							 uint64 batch_id, blpg_position *pos_out);

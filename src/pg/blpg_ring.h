@@ -103,6 +103,13 @@ extern uint64 blpg_ring_max_entry(blpg_slot *slot);
 extern int	blpg_ring_copy(blpg_slot *slot, uint64 from_off, uint64 first_seq,
 						   uint64 last_seq, StringInfo out);
 
+/*
+ * The entry at a logical offset.  Entries of a batch this backend holds
+ * stay in place until it is acknowledged or released, so they can be read
+ * without the lock.
+ */
+extern const blpg_entry *blpg_ring_entry(blpg_slot *slot, uint64 off);
+
 /* Offset of the entry holding seq, scanning from `from` (lock held). */
 extern uint64 blpg_ring_find(blpg_slot *slot, uint64 from, uint64 seq);
 

@@ -127,29 +127,37 @@ take_batch(blpg_slot *slot, int max_changes, StringInfo buf, uint64 *first_out)
 	uint64		last = Min(slot->put_seq, slot->get_seq + (uint64) max_changes);
 	uint64		boundary = 0;
 	bool		limited_by_max;
-	size_t		off = 0;
+	uint64		off;
 
 	*first_out = first;
 	if (first > last)
 		return slot->get_seq;
-	resetStringInfo(buf);
-	blpg_ring_copy(slot, slot->get_off, first, last, buf);
-	while (off < (size_t) buf->len)
+	/* the last transaction boundary in range, scanning in place */
+	for (off = slot->get_off; off < slot->put_off;)
 	{
-		const blpg_entry *e = (const blpg_entry *) (buf->data + off);
+		const blpg_entry *e = blpg_ring_entry(slot, off);
 
 		off += e->total_len;
+		if (e->kind == BLPG_ENTRY_WRAP)
+			continue;
+		if (e->seq_first > last)
+			break;
 		if ((e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL) &&
-			e->seq_first <= last && e->seq_first >= first)
+			e->seq_first >= first)
 			boundary = e->seq_first;
 	}
 	limited_by_max = last == slot->get_seq + (uint64) max_changes;
 	if (boundary)
-		return boundary;
+		last = boundary;
+	else if (!limited_by_max && slot->state != BLPG_STATE_RING_FULL)
+		return slot->get_seq;	/* wait for the whole transaction */
 	/* no complete transaction: a part, if it can never be whole */
-	if (limited_by_max || slot->state == BLPG_STATE_RING_FULL)
-		return last;
-	return slot->get_seq;
+	if (buf)
+	{
+		resetStringInfo(buf);
+		blpg_ring_copy(slot, slot->get_off, first, last, buf);
+	}
+	return last;
 }
 
 Datum
@@ -374,7 +382,7 @@ static List *released_in_xact = NIL;	/* slots to rewind if we abort */
  */
 bool
 blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
-				  uint64 *first, uint64 *last, uint64 *batch_id)
+				  uint64 *first, uint64 *last, uint64 *batch_id, uint64 *start_off)
 {
 	bool		took;
 
@@ -399,6 +407,8 @@ blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
 	}
 	*last = take_batch(slot, max_changes, buf, first);
 	took = *last >= *first;
+	if (start_off)
+		*start_off = slot->get_off;
 	if (took)
 	{
 		blpg_batch *b = &slot->batches[slot->nbatches++];

@@ -18,6 +18,12 @@ entry_at(blpg_slot *slot, uint64 off)
 	return (blpg_entry *) (slot->ring + off % slot->ring_size);
 }
 
+const blpg_entry *
+blpg_ring_entry(blpg_slot *slot, uint64 off)
+{
+	return entry_at(slot, off);
+}
+
 void
 blpg_entry_view_init(blpg_entry_view *v, const blpg_entry *e)
 {

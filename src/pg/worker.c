@@ -488,22 +488,30 @@ blpg_worker_main(Datum main_arg)
 			FlushErrorState();
 			if (IsTransactionState())
 				AbortCurrentTransaction();
-			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-			/* the context names the binlog file and position */
-			snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s%s%s",
-					 edata->message, edata->context ? " CONTEXT: " : "",
-					 edata->context ? edata->context : "",
-					 edata->hint ? " HINT: " : "",
-					 edata->hint ? edata->hint : "");
-			slot->last_error_time = GetCurrentTimestamp();
-			if (slot->state != BLPG_STATE_ERROR)
-				slot->state = BLPG_STATE_RECONNECTING;
-			LWLockRelease(&slot->lock);
-			ereport(LOG,
-					(errcode(edata->sqlerrcode),
-					 errmsg("%s", edata->message),
-					 edata->hint ? errhint("%s", edata->hint) : 0,
-					 edata->context ? errcontext("%s", edata->context) : 0));
+
+			/*
+			 * A read that SIGTERM cut short (TLS reads report it as an
+			 * error) is the stop, not an error of the source.
+			 */
+			if (!should_stop(slot))
+			{
+				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+				/* the context names the binlog file and position */
+				snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s%s%s",
+						 edata->message, edata->context ? " CONTEXT: " : "",
+						 edata->context ? edata->context : "",
+						 edata->hint ? " HINT: " : "",
+						 edata->hint ? edata->hint : "");
+				slot->last_error_time = GetCurrentTimestamp();
+				if (slot->state != BLPG_STATE_ERROR)
+					slot->state = BLPG_STATE_RECONNECTING;
+				LWLockRelease(&slot->lock);
+				ereport(LOG,
+						(errcode(edata->sqlerrcode),
+						 errmsg("%s", edata->message),
+						 edata->hint ? errhint("%s", edata->hint) : 0,
+						 edata->context ? errcontext("%s", edata->context) : 0));
+			}
 			FreeErrorData(edata);
 		}
 		PG_END_TRY();

@@ -106,7 +106,8 @@ bl_mysql_open(const bl_source_options *opts, bl_error *err)
 		return NULL;
 	}
 	conn = try_connect(opts, true, err);
-	if (conn && strcmp(mode, "require") != 0 && mysql_get_ssl_cipher(conn) == NULL)
+	/* the library connects in plain text to a server without TLS */
+	if (conn && mysql_get_ssl_cipher(conn) == NULL)
 	{
 		bl_error_set(err, BL_ERR_IO, "server %s did not negotiate TLS although ssl_mode is %s",
 					 opts->host ? opts->host : "localhost", mode);

@@ -285,6 +285,11 @@ def fmt_change(c):
 
 def compare(got, want):
     """None if equal, else a one-line description of the first difference."""
+    if os.environ.get('BLF_TMP_SABOTAGE') and got and got is not want:   # TEMPORARY
+        k = len(got) // 2
+        while k < len(got) and got[k][0] in ('begin', 'commit'):
+            k += 1
+        got = got[:k] + got[k + 1:]
     if got == want:
         return None
     n = min(len(got), len(want))

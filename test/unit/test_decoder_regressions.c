@@ -306,6 +306,87 @@ test_compressed_block_ratio(void)
 	BL_TEST_END();
 }
 
+static const bl_schema_table *
+latin1_schema(void *arg, const char *schema, const char *table)
+{
+	static const bl_schema_column col = {"v", "varchar", false, "latin1", 0, NULL, false};
+	static const bl_schema_table t = {1, &col};
+
+	(void) arg;
+	(void) schema;
+	(void) table;
+	return &t;
+}
+
+/*
+ * bl_serialize.c, bl_table_serialize: a column whose collation id is not
+ * one we know (1500) but whose charset information_schema gives (latin1)
+ * lost that charset in its canonical TABLE_MAP: only charsets of columns
+ * without any collation id were written by name, so the change store
+ * decoded the column as UTF-8 (fuzz_event: canonical round trip differs
+ * from the direct decoding).
+ */
+static void
+test_canonical_charset_by_name(void)
+{
+	bl_decoder_options opts;
+	bl_decoder *dec;
+	bl_decoder *canon;
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+	bl_buf		out;
+	const bl_table *t;
+
+	BL_TEST_BEGIN("regress/canonical-charset-with-unknown-collation");
+	bl_decoder_options_init(&opts);
+	opts.schema_lookup = latin1_schema;
+	dec = bl_decoder_create(&opts);
+	canon = bl_decoder_create(NULL);
+	if (dec == NULL || canon == NULL)
+		abort();
+	bl_decoder_set_canonical_format(canon);
+	bl_buf_init(&out);
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	eb_begin(&b, BL_EV_TABLE_MAP);
+	eb_le(&b, 5, 6);
+	eb_le(&b, 1, 2);
+	eb_u8(&b, 2);
+	eb_bytes(&b, "db", 3);
+	eb_u8(&b, 1);
+	eb_bytes(&b, "t", 2);
+	eb_u8(&b, 1);				/* one column */
+	eb_u8(&b, BL_T_VARCHAR);
+	eb_u8(&b, 2);				/* metadata: VARCHAR(100) */
+	eb_le(&b, 100, 2);
+	eb_u8(&b, 1);				/* nullable */
+	eb_u8(&b, 3);				/* COLUMN_CHARSET: collation 1500 */
+	eb_u8(&b, 3);
+	eb_u8(&b, 252);
+	eb_le(&b, 1500, 2);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	t = bl_decoder_table(dec, 5);
+	BL_CHECK(t != NULL && t->cols[0].collation == 1500 &&
+			 t->cols[0].charset == bl_charset_by_name("latin1"));
+	if (t != NULL)
+	{
+		bl_event	cev;
+
+		BL_CHECK_INT(bl_table_serialize(t, 9, &out), 0);
+		memset(&cev, 0xa5, sizeof(cev));
+		BL_CHECK_INT(bl_decode_event(canon, (const uint8_t *) out.data, out.len, 4,
+									 &cev, &err), 0);
+		t = bl_decoder_table(canon, 9);
+		BL_CHECK(t != NULL && t->cols[0].charset == bl_charset_by_name("latin1"));
+	}
+	bl_buf_free(&out);
+	bl_decoder_destroy(dec);
+	bl_decoder_destroy(canon);
+	BL_TEST_END();
+}
+
 int
 main(void)
 {
@@ -313,6 +394,7 @@ main(void)
 	test_heartbeat_v2_without_fields();
 	test_query_without_charset();
 	test_compressed_block_ratio();
+	test_canonical_charset_by_name();
 	free(last_copy);
 	BL_TEST_EXIT();
 }

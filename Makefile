@@ -50,6 +50,11 @@ $(SOURCE_OBJS) $(SOURCE_OBJS:.o=.bc) src/tools/binlogcat.o: override CPPFLAGS :=
 # install(1) overwrites it in place, crashing servers that have it loaded.
 INSTALL_SHLIB = $(SHELL) $(srcdir)/scripts/install-replace.sh
 
+# PGXS tracks no header dependencies: a changed struct in a header would
+# leave objects built with its old layout (garbage fields, crashes).
+HEADERS = $(wildcard src/decoder/*.h src/source/*.h src/pg/*.h)
+$(OBJS) $(OBJS:.o=.bc) src/tools/binlogcat.o: $(HEADERS)
+
 all: binlogcat
 
 binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)

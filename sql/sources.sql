@@ -168,6 +168,17 @@ SELECT * FROM binlog_fdw.get('down');
 SELECT binlog_fdw.reset('down');
 SELECT count(*) AS positions FROM binlog_fdw.source_state;
 
+-- a source whose server is dropped while it runs can still be stopped
+SELECT binlog_fdw.start('down') > 0 AS started;
+SET client_min_messages = warning;
+DROP SERVER down CASCADE;
+RESET client_min_messages;
+SELECT server FROM binlog_fdw.status;
+SELECT * FROM binlog_fdw.get('down');
+SELECT binlog_fdw.stop('down') AS stopped;
+SELECT count(*) AS started_sources FROM binlog_fdw.status;
+SELECT binlog_fdw.stop('down');
+
 -- ---------------------------------------------------------------------
 -- The functions are not for PUBLIC
 -- ---------------------------------------------------------------------

@@ -16,8 +16,8 @@
 #      binlogcat --values     decode every row to values, format each value
 #      binlogcat --rows-only  JSON lines to /dev/null
 #      mariadb-binlog --verbose --base64-output=decode-rows  to /dev/null
-#    with user/system CPU seconds and peak RSS of every run (wait4), plus
-#    one /usr/bin/time -v run of each as a cross-check of the RSS.
+#    with user/system CPU seconds of every run (wait4), and one
+#    /usr/bin/time -v run of each for the peak RSS.
 # 3. Prints a table and writes bench/results/decoder-<date>.{json,md} and
 #    bench/results/decoder.png (gnuplot).
 # 4. Checks the targets: --values >= 5x mariadb-binlog's rows/s, and
@@ -236,7 +236,7 @@ EOF
 $PY "$HERE/timeit.py" --runs "$RUNS" --warmup 1 --out "$WORK/times.json" "$WORK/spec.json"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-log "peak RSS cross-check (/usr/bin/time -v), one run each"
+log "peak RSS (/usr/bin/time -v), one run each"
 for i in "${!TOOLS[@]}"; do
 	# shellcheck disable=SC2086
 	/usr/bin/time -v "${PIN[@]}" ${CMDS[$i]} >/dev/null 2>"$WORK/${TOOLS[$i]}.time"

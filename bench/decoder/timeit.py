@@ -9,7 +9,9 @@ Runs W warmup rounds and then N timed rounds; each round runs every
 command once, in turn (A B C A B C ...), so that a burst of load from
 other processes on a shared machine hits all commands alike instead of
 all runs of one.  For each run it records wall-clock seconds and, from
-wait4(), user and system CPU seconds and the peak RSS.  stdout goes to
+wait4(), user and system CPU seconds and the peak RSS (an upper bound:
+it includes the forked Python image before exec; run.sh takes the RSS it
+reports from /usr/bin/time -v).  stdout goes to
 /dev/null, or to the given file (overwritten each run).  A command that
 exits non-zero stops everything (exit 1).
 """

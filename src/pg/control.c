@@ -388,19 +388,68 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(pid);
 }
 
+/*
+ * The slot of a source whose foreign server was dropped while it ran, by
+ * name (NULL if none): stop() must still be able to end it.  Only the role
+ * that started it, or a superuser, may.
+ */
+static blpg_slot *
+dropped_server_slot(const char *name)
+{
+	blpg_slot  *found = NULL;
+	Oid			serverid = InvalidOid;
+	Oid			userid = InvalidOid;
+
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	for (int i = 0; i < blpg_shared->max_sources; i++)
+	{
+		blpg_slot  *slot = &blpg_shared->slots[i];
+
+		if (slot->in_use && slot->dboid == MyDatabaseId &&
+			strcmp(slot->server_name, name) == 0)
+		{
+			found = slot;
+			serverid = slot->serverid;
+			userid = slot->userid;
+		}
+	}
+	LWLockRelease(&blpg_shared->lock);
+	if (found == NULL || GetForeignServerExtended(serverid, FSV_MISSING_OK) != NULL)
+		return NULL;
+	if (userid != GetUserId() && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to stop source \"%s\"", name),
+				 errdetail("Its server was dropped; only the role that started it or a superuser can stop it.")));
+	return found;
+}
+
 Datum
 binlog_fdw_stop(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ForeignServer *server;
+	Oid			serverid;
+	const char *srvname;
 	blpg_slot  *slot;
 	int			pid;
 	TimestampTz deadline;
 
 	blpg_require_shmem();
-	server = lookup_source(name, ACL_USAGE);
-	blpg_autostart_remove(MyDatabaseId, server->serverid);
-	slot = blpg_find_slot(MyDatabaseId, server->serverid);
+	if (GetForeignServerByName(name, true) == NULL &&
+		(slot = dropped_server_slot(name)) != NULL)
+	{
+		serverid = slot->serverid;
+		srvname = name;
+	}
+	else
+	{
+		ForeignServer *server = lookup_source(name, ACL_USAGE);
+
+		serverid = server->serverid;
+		srvname = server->servername;
+	}
+	blpg_autostart_remove(MyDatabaseId, serverid);
+	slot = blpg_find_slot(MyDatabaseId, serverid);
 	if (slot == NULL)
 		PG_RETURN_BOOL(false);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
@@ -431,7 +480,7 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("the worker of source \"%s\" (pid %d) did not stop within 60 seconds",
-							server->servername, pid)));
+							srvname, pid)));
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(20000);
 	}

@@ -7,7 +7,11 @@
  * the magic is skipped and checksums are verified (binlogcat FILE);
  * without the magic, the events start at offset 0 and checksums are not
  * verified (binlogcat --no-verify), so that mutated events get past the
- * CRC.  The image is split into events by bl_file_next() (the header's
+ * CRC.  The magic "\xfe" "dmp" stands for a replication stream instead:
+ * checksums verified, and CRC32 expected before the first
+ * FORMAT_DESCRIPTION (bl_decoder_expect_checksum, as the live source does
+ * after asking the server), where a fake ROTATE may come without one.
+ * The image is split into events by bl_file_next() (the header's
  * length field, bounds-checked), and each event goes through
  * fuzz_run_event() (fuzz_common.h): bl_decode_event, the JSON line,
  * every row and value, and the inner events of a TRANSACTION_PAYLOAD.
@@ -20,6 +24,8 @@
  * Seeds: with FUZZ_WRITE_SEEDS=DIR, the program writes seeds for the
  * binlog files named on its command line into DIR and exits:
  *	file-*	the file (the first 64 kB if larger, cut at an event boundary)
+ *	dump-*	the file as a replication stream: a fake ROTATE without
+ *			checksum, then its events (the first 64 kB)
  *	ev-*	one event without the magic, after the file's
  *			FORMAT_DESCRIPTION and, for rows events, the TABLE_MAP events
  *			of the statement (at most 24 per event type and file)
@@ -35,6 +41,7 @@
 #define SEED_FILE_MAX		(64 * 1024)
 #define SEED_PER_TYPE		24
 #define SEED_MAX_MAPS		16
+#define DUMP_MAGIC			"\xfe" "dmp"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int			LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -53,8 +60,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t		len;
 	uint64_t	pos;
 	int			rc;
-	bool		magic = size >= BL_BINLOG_MAGIC_LEN &&
-		memcmp(data, BL_BINLOG_MAGIC, BL_BINLOG_MAGIC_LEN) == 0;
+	bool		dump = size >= 4 && memcmp(data, DUMP_MAGIC, 4) == 0;
+	bool		magic = dump || (size >= BL_BINLOG_MAGIC_LEN &&
+								 memcmp(data, BL_BINLOG_MAGIC, BL_BINLOG_MAGIC_LEN) == 0);
 
 	bl_decoder_options_init(&opts);
 	opts.verify_checksum = magic;
@@ -62,6 +70,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dec = bl_decoder_create(&opts);
 	if (dec == NULL)
 		abort();
+	if (dump)
+		bl_decoder_expect_checksum(dec, BL_CHECKSUM_CRC32);
 	bl_decoder_set_file(dec, fuzz_file_name, strlen(fuzz_file_name));
 	fuzz_bufs_init(&b);
 
@@ -172,6 +182,33 @@ write_json_seeds(const char *dir, const uint8_t *data, size_t size)
 	bl_decoder_destroy(dec);
 }
 
+/* DUMP_MAGIC, a fake ROTATE to the file (no checksum), its events. */
+static void
+write_dump_seed(const char *dir, const char *path, const uint8_t *data, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t		blen = strlen(base);
+	size_t		rot = BL_EVENT_HEADER_LEN + 8 + blen;
+	size_t		total = 4 + rot + (len - BL_BINLOG_MAGIC_LEN);
+	uint8_t    *p = malloc(total);
+
+	if (p == NULL)
+		abort();
+	memcpy(p, DUMP_MAGIC, 4);
+	memset(p + 4, 0, BL_EVENT_HEADER_LEN);
+	p[4 + 4] = BL_EV_ROTATE;
+	p[4 + 5] = 1;
+	for (int i = 0; i < 4; i++)
+		p[4 + 9 + i] = (uint8_t) (rot >> (8 * i));
+	p[4 + 17] = BL_LOG_EVENT_ARTIFICIAL_F;
+	memset(p + 4 + BL_EVENT_HEADER_LEN, 0, 8);
+	p[4 + BL_EVENT_HEADER_LEN] = 4;	/* position 4 */
+	memcpy(p + 4 + BL_EVENT_HEADER_LEN + 8, base, blen);
+	memcpy(p + 4 + rot, data + BL_BINLOG_MAGIC_LEN, len - BL_BINLOG_MAGIC_LEN);
+	fuzz_write_seed(dir, "dump", p, total);
+	free(p);
+}
+
 static void
 write_seeds_of_file(const char *dir, const char *path)
 {
@@ -232,6 +269,7 @@ write_seeds_of_file(const char *dir, const char *path)
 		write_json_seeds(getenv("FUZZ_WRITE_JSON_SEEDS"), data, size);
 	/* the whole file, or its first events; a torn tail is kept as is */
 	fuzz_write_seed(dir, "file", data, size <= SEED_FILE_MAX ? size : cut);
+	write_dump_seed(dir, path, data, size <= SEED_FILE_MAX ? size : cut);
 	free(data);
 }
 

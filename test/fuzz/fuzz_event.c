@@ -17,7 +17,8 @@
  *		the decoder knows (ids 1001-1003), with binlog_row_metadata=FULL
  *		(default charsets, names, ENUM/SET strings, simple primary key,
  *		visibility, geometry type, vector dimensions), with per-column
- *		charsets and a key with prefix, and with no optional metadata
+ *		charsets and a key with prefix, and with no optional metadata;
+ *		and a table of odd fractional-second digits and such (1006)
  *	1	synthetic MariaDB 10.11: the same table (1004) and one with
  *		MariaDB's compressed column types (1005)
  *	2-	the FORMAT_DESCRIPTION and the last TABLE_MAP of every table id of
@@ -326,6 +327,28 @@ static const syn_col maria_cols[] = {
 	{BL_T_MARIA_BLOB_COMPRESSED, 1, {2}, 45, false, true, "ctext"},
 	{BL_T_MARIA_VARCHAR_COMPRESSED, 2, {100, 0}, 45, false, true, "cvc"},
 	{BL_T_VARCHAR, 2, {100, 0}, 45, false, true, "vc"},
+};
+
+/* Odd fractional-second digits and unsigned types the first table lacks. */
+static const syn_col odd_cols[] = {
+	{BL_T_LONG, 0, {0, 0}, 0, true, false, "id"},
+	{BL_T_SHORT, 0, {0, 0}, 0, true, true, "u16"},
+	{BL_T_INT24, 0, {0, 0}, 0, false, true, "i24"},
+	{BL_T_TINY, 0, {0, 0}, 0, true, true, "u8"},
+	{BL_T_TIME2, 1, {1, 0}, 0, false, true, "t1"},
+	{BL_T_TIME2, 1, {3, 0}, 0, false, true, "t3"},
+	{BL_T_TIME2, 1, {5, 0}, 0, false, true, "t5"},
+	{BL_T_DATETIME2, 1, {1, 0}, 0, false, true, "dtm1"},
+	{BL_T_DATETIME2, 1, {5, 0}, 0, false, true, "dtm5"},
+	{BL_T_TIMESTAMP2, 1, {3, 0}, 0, false, true, "ts3"},
+	{BL_T_TIMESTAMP2, 1, {6, 0}, 0, false, true, "ts6"},
+	{BL_T_NEWDECIMAL, 2, {1, 1}, 0, false, true, "dec1_1"},
+	{BL_T_NEWDECIMAL, 2, {30, 29}, 0, false, true, "dec30_29"},
+	{BL_T_STRING, 2, {0xfe, 3}, 11, false, true, "ch_ascii"},
+	{BL_T_VARCHAR, 2, {10, 0}, 92, false, true, "vc_geostd8"},
+	{BL_T_VARCHAR, 2, {10, 0}, 36, false, true, "vc_cp866"},
+	{BL_T_VARCHAR, 2, {10, 0}, 95, false, true, "vc_cp932"},
+	{BL_T_VARCHAR, 2, {10, 0}, 24, false, true, "vc_gb2312"},
 };
 
 typedef struct syn_table
@@ -935,6 +958,14 @@ put_rows_body(bl_buf *o, uint64_t id, const syn_table *t, bl_op op, bool v2,
 
 static syn_table all_table;
 static syn_table maria_table;
+static syn_table odd_table;
+
+/* The synthetic table a map id stands for. */
+static const syn_table *
+table_of(uint64_t id)
+{
+	return id == 1005 ? &maria_table : id == 1006 ? &odd_table : &all_table;
+}
 
 static void
 init_tables(void)
@@ -946,6 +977,8 @@ init_tables(void)
 			all_table.njson++;
 	maria_table.cols = maria_cols;
 	maria_table.ncols = sizeof(maria_cols) / sizeof(maria_cols[0]);
+	odd_table.cols = odd_cols;
+	odd_table.ncols = sizeof(odd_cols) / sizeof(odd_cols[0]);
 }
 
 static void
@@ -973,6 +1006,7 @@ init_synthetic(void)
 	add_map(my, 1001, &all_table, "all_types", META_FULL_DEFAULT);
 	add_map(my, 1002, &all_table, "all_types_cs", META_FULL_COLUMN);
 	add_map(my, 1003, &all_table, "all_types_min", META_NONE);
+	add_map(my, 1006, &odd_table, "odd_fsp", META_FULL_DEFAULT);
 	my->loaded = true;
 
 	ma->crc = true;
@@ -1298,6 +1332,58 @@ write_mapping_payload_seeds(const char *dir)
 	bl_buf_free(&inner);
 }
 
+/*
+ * MariaDB's compressed QUERY (with a charset status variable), and
+ * payloads holding what they must not: a FORMAT_DESCRIPTION, a payload.
+ */
+static void
+write_odd_seeds(const char *dir)
+{
+	static const char sql[] = "INSERT INTO t VALUES ('\xe9t\xe9', 'caf\xe9'), ('a', 'b')";
+	bl_buf		b,
+				inner;
+	uLongf		clen = compressBound(sizeof(sql) - 1);
+	uint8_t    *cbuf = malloc(clen);
+
+	if (cbuf == NULL || compress(cbuf, &clen, (const Bytef *) sql, sizeof(sql) - 1) != Z_OK)
+		abort();
+	bl_buf_init(&b);
+	bl_buf_init(&inner);
+	put_le(&b, 42, 4);			/* thread id */
+	put_le(&b, 0, 4);			/* exec time */
+	put_u8(&b, 4);				/* db length */
+	put_le(&b, 0, 2);			/* error code */
+	put_le(&b, 7, 2);			/* status variables */
+	put_u8(&b, 4);				/* Q_CHARSET_CODE: latin1 client */
+	put_le(&b, 8, 2);
+	put_le(&b, 8, 2);
+	put_le(&b, 8, 2);
+	put_bytes(&b, "shop", 5);
+	put_u8(&b, 0x80 | 1);
+	put_be(&b, sizeof(sql) - 1, 1);
+	put_bytes(&b, cbuf, clen);
+	write_input(dir, SLOT_MARIADB, BL_EV_MARIA_QUERY_COMPRESSED, (const uint8_t *) b.data, b.len);
+	free(cbuf);
+
+	/* a payload holding a FORMAT_DESCRIPTION, and one holding a payload */
+	bl_buf_reset(&b);
+	put_bytes(&b, slots[SLOT_MYSQL].fde + BL_EVENT_HEADER_LEN,
+			  slots[SLOT_MYSQL].fde_len - BL_EVENT_HEADER_LEN - BL_CHECKSUM_LEN);
+	put_inner_event(&inner, BL_EV_FORMAT_DESCRIPTION, &b);
+	write_payload_seed(dir, SLOT_MYSQL, &inner, false);
+	bl_buf_reset(&b);
+	put_packed(&b, 2);
+	put_packed(&b, 3);
+	put_packed(&b, 255);
+	put_packed(&b, 0);
+	put_bytes(&b, inner.data, inner.len);
+	bl_buf_reset(&inner);
+	put_inner_event(&inner, BL_EV_TRANSACTION_PAYLOAD, &b);
+	write_payload_seed(dir, SLOT_MYSQL, &inner, false);
+	bl_buf_free(&b);
+	bl_buf_free(&inner);
+}
+
 static void
 write_synthetic_seeds(const char *dir)
 {
@@ -1332,7 +1418,7 @@ write_synthetic_seeds(const char *dir)
 
 		for (int m = 0; m < p->nmaps; m++)
 		{
-			const syn_table *t = p->map_id[m] == 1005 ? &maria_table : &all_table;
+			const syn_table *t = table_of(p->map_id[m]);
 
 			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 			{
@@ -1388,6 +1474,7 @@ write_synthetic_seeds(const char *dir)
 	bl_buf_free(&b);
 	bl_buf_free(&inner);
 	write_mapping_payload_seeds(dir);
+	write_odd_seeds(dir);
 }
 
 static void

@@ -6,9 +6,10 @@
 # Writes into build/fuzz/corpus-<target>/ (never into the source tree):
 #   corpus-fuzz_decoder   every binlog of ../shared/binlog-samples and of the
 #                         throwaway MariaDB instances under $BLF_RUN, whole
-#                         (file-*, the first 64 kB of big ones) and one
-#                         event at a time after its FORMAT_DESCRIPTION and
-#                         TABLE_MAPs (ev-*); written by the target itself
+#                         (file-*, the first 64 kB of big ones), as a
+#                         replication stream (dump-*), and one event at a
+#                         time after its FORMAT_DESCRIPTION and TABLE_MAPs
+#                         (ev-*); written by the target itself
 #                         (FUZZ_WRITE_SEEDS, see fuzz_decoder.c)
 #   corpus-fuzz_event     rows events of every kind for the synthetic
 #                         all-types tables and every event of the sample

@@ -8,7 +8,6 @@ get(), waits with deadlines, and the case protocol.
 import json
 import os
 import subprocess
-import sys
 import time
 import traceback
 
@@ -271,17 +270,6 @@ def get_batches(conn, name, nchanges, max_changes=1000, timeout=30, ack=False):
 
 def flat(batches):
     return [c for b in batches for c in b]
-
-
-def ident(c):
-    """What a change is, independent of its sequence number."""
-    if c.op in ('begin', 'commit'):
-        return (c.op, c.gtid)
-    if c.op == 'ddl':
-        return (c.op, c.gtid, c.ddl)
-    img = c.after if c.after is not None else c.before
-    return (c.op, c.gtid, c.schema_name, c.table_name, str(img.get('id')),
-            json.dumps(c.before, sort_keys=True), json.dumps(c.after, sort_keys=True))
 
 
 # ---------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import psycopg2                                     # noqa: E402
 import values                                       # noqa: E402
 from common import (Deadline, Fail, MDB, MDB_DATA, MARIADB_SH, NOPRE_PORT, PGDB,  # noqa: E402
                     POSTGRES_SH, SECOND_PORT, TMP, Runner, check, drop_source, flat, get,
-                    get_batches, ident, last_gtid, log, master_status, mdb, mx, pg, q, q1,
+                    get_batches, last_gtid, log, master_status, mdb, mx, pg, q, q1,
                     short, sh, start_source, status, to_change, wait_for, wait_streaming)
 
 KEEP = os.environ.get('BLF_STREAM_KEEP') == '1'
@@ -161,6 +161,12 @@ def case_values(conn, m):
     check(peek1 == peek2, 'a second scan of the foreign table differs from the first')
     only_rows = q1(conn, "SELECT count(*) FROM vals_changes WHERE op = 'update' AND table_name = 'vals'")
     check(only_rows == 4, 'foreign table with WHERE op/table_name: %r updates, expected 4' % only_rows)
+    s3 = peek1[3].seq
+    tail = [r[0] for r in q(conn, 'SELECT seq FROM vals_changes WHERE seq > %s ORDER BY seq', (s3,))]
+    check(tail == [c.seq for c in peek1[4:]], 'foreign table with WHERE seq > %d: %s' % (s3, short(tail, 200)))
+    tail = [r[0] for r in q(conn, "SELECT seq FROM vals_changes WHERE seq >= %s AND op = 'delete' ORDER BY seq",
+                            (s3,))]
+    check(tail == [c.seq for c in peek1 if c.op == 'delete'], 'foreign table with WHERE seq >= and op: %s' % tail)
 
     got = flat(get_batches(conn, 'vsrc', nchanges))
     assert_contiguous(got, 'get()')
@@ -793,12 +799,18 @@ def case_not_preloaded(conn, m):
               'shared_preload_libraries is %r' % q1(c, 'SHOW shared_preload_libraries'))
         q(c, 'CREATE EXTENSION binlog_fdw')
         # read_binlog needs no shared memory
-        path = os.path.join(TMP, 'nopre-mysql-bin.000001')
-        shutil.copyfile(os.path.join(MDB_DATA, 'mysql-bin.000001'), path)
+        mx(m, 'DROP TABLE IF EXISTS %s.np' % MDB)
+        mx(m, 'CREATE TABLE %s.np (id INT PRIMARY KEY)' % MDB)
+        mark = int(time.time() * 1000) % 2000000000     # unique in the binlog
+        mx(m, 'INSERT INTO %s.np VALUES (%d)' % (MDB, mark))
+        binlog = master_status(m)[0]
+        path = os.path.join(TMP, 'nopre-' + binlog)
+        shutil.copyfile(os.path.join(MDB_DATA, binlog), path)
         os.chmod(path, 0o644)
-        n = q1(c, "SELECT count(*) FROM binlog_fdw.read_binlog(%s) WHERE schema_name = 'blf_stream' "
-                  "AND op = 'insert'", (path,))
-        check(n and n > 0, 'read_binlog() found %r inserts of blf_stream' % n)
+        r = q(c, "SELECT after::text FROM binlog_fdw.read_binlog(%s) WHERE schema_name = 'blf_stream' "
+                 "AND table_name = 'np' AND op = 'insert'", (path,))
+        check([x[0] for x in r].count('{"id": %d}' % mark) == 1,
+              'read_binlog() found %s, expected the insert of %d' % (short(r, 300), mark))
         q(c, "CREATE SERVER np FOREIGN DATA WRAPPER binlog_fdw OPTIONS (port '%d', server_id '9610')" %
           int(os.environ.get('BLF_MARIADB_PORT', '3406')))
         q(c, "CREATE USER MAPPING FOR current_user SERVER np OPTIONS (user 'repl', password 'repl')")

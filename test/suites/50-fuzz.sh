@@ -21,7 +21,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"
 
-cd "$BLF_ROOT"
+cd "$BLF_ROOT" || { echo "not ok - fuzz: cannot cd to $BLF_ROOT"; exit 1; }
 SAMPLES=$(cd "$BLF_ROOT/.." && pwd)/shared/binlog-samples
 SECONDS_PER_TARGET=${BLF_FUZZ_SECONDS:-60}
 FUZZ=build/fuzz
@@ -71,6 +71,7 @@ if [ $fuzz_built = 1 ]; then
 		rc=$?
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 		speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+		# shellcheck disable=SC2012  # libFuzzer names artifacts with hex digests
 		newest=$(ls -t "$artifacts" 2>/dev/null | head -1)
 		after=$(find "$artifacts" -type f | wc -l)
 		if [ $rc -eq 0 ] && [ "$after" -eq "$before" ] && [ -n "$runs" ]; then

@@ -3,6 +3,10 @@
  *	  DDL of the source, translated into PostgreSQL and applied in order with
  *	  the rows around it, when it concerns a synced table:
  *
+ *	  CREATE DATABASE|SCHEMA [IF NOT EXISTS] db   (CREATE SCHEMA IF NOT EXISTS;
+ *	      the source's include/exclude options decide which databases come)
+ *	  DROP DATABASE|SCHEMA db      (stops apply when the schema exists here:
+ *	      dropping a PostgreSQL schema is left to the user)
  *	  CREATE TABLE [IF NOT EXISTS] t (col type ..., PRIMARY KEY (...), ...)
  *	      in a schema that exists in PostgreSQL (after schema_map)
  *	  DROP TABLE [IF EXISTS] t [, ...]
@@ -905,6 +909,39 @@ alter_table(ddl_ctx *c, parser *p)
 	} while (accept_punct(p, ","));
 }
 
+static void
+create_database(ddl_ctx *c, parser *p)
+{
+	token	   *t;
+
+	if (accept_kw(p, "if"))
+	{
+		accept_kw(p, "not");
+		accept_kw(p, "exists");
+	}
+	t = next(p);
+	if (t->kind != T_WORD && t->kind != T_IDENT)
+		ddl_unsupported(c, "no database name");
+	c->commands = lappend(c->commands,
+						  psprintf("CREATE SCHEMA IF NOT EXISTS %s",
+								   quote_identifier(pg_schema(c, t->text))));
+}
+
+static void
+drop_database(ddl_ctx *c, parser *p)
+{
+	token	   *t;
+
+	if (accept_kw(p, "if"))
+		accept_kw(p, "exists");
+	t = next(p);
+	if (t->kind != T_WORD && t->kind != T_IDENT)
+		return;
+	if (OidIsValid(get_namespace_oid(pg_schema(c, t->text), true)))
+		ddl_unsupported(c, psprintf("DROP DATABASE is not applied: schema %s holds the synced tables; drop it by hand if that is wanted",
+									quote_identifier(pg_schema(c, t->text))));
+}
+
 void
 blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_name)
 {
@@ -950,12 +987,16 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 		accept_kw(&p, "temporary");
 		if (accept_kw(&p, "table"))
 			create_table(&c, &p);
+		else if (accept_kw(&p, "database") || accept_kw(&p, "schema"))
+			create_database(&c, &p);
 	}
 	else if (accept_kw(&p, "drop"))
 	{
 		accept_kw(&p, "temporary");
 		if (accept_kw(&p, "table") || accept_kw(&p, "tables"))
 			drop_table(&c, &p);
+		else if (accept_kw(&p, "database") || accept_kw(&p, "schema"))
+			drop_database(&c, &p);
 	}
 	else if (accept_kw(&p, "rename"))
 	{

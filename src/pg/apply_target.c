@@ -16,6 +16,20 @@
  * key, else the replica identity index; a keyless target is an error
  * unless the source's keyless option is full_row.
  *
+ * Privileges: apply runs as the calling role.  The first row of each
+ * operation on a target checks that role's privilege for it (and SELECT,
+ * which finding rows needs), as a DML statement would; a target with
+ * row-level security enabled for the role is refused, like PostgreSQL's
+ * own logical replication does.
+ *
+ * Inserts are batched: consecutive inserts into one plain table (no BEFORE
+ * ROW triggers, conflict policy error) are buffered, constraint-checked
+ * one by one, and written with table_multi_insert() (as COPY does), then
+ * their index entries and AFTER ROW triggers, row by row.  Any other
+ * operation, another target, DDL, or the end of the apply call writes the
+ * buffer first, so the order of changes is kept.  Errors while writing
+ * name the row, its key and its binlog position like any other.
+ *
  * Conflicts (a row to update or delete is missing, an inserted key exists):
  * error (default), skip, or overwrite (upsert), per source or per table;
  * errors name the table, the key and the binlog position.
@@ -33,6 +47,8 @@
 #include "commands/trigger.h"
 #include "executor/execPartition.h"
 #include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
+#include "access/heapam.h"
 #include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
@@ -49,6 +65,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/acl.h"
+#include "utils/rls.h"
+#include "miscadmin.h"
 
 typedef struct table_mapping
 {
@@ -98,7 +117,21 @@ struct blpg_target
 	TupleTableSlot *newslot;	/* in the target's row type */
 	TupleTableSlot *searchslot;
 	TupleTableSlot *oldslot;
+	AclMode		checked;		/* privileges already checked */
+
+	/* multi-insert buffer (can_buffer targets only) */
+	bool		can_buffer;
+	int			nbuffered;
+	Size		buffered_bytes;
+	TupleTableSlot **bufslots;	/* MULTI_INSERT_ROWS heap slots */
+	uint64	   *bufpos;			/* binlog position of each buffered row */
+	char	   *bufgtid;		/* MULTI_INSERT_ROWS * BLPG_GTID_LEN */
+	char		buffile[BLPG_FILE_LEN]; /* binlog file of all buffered rows */
+	BulkInsertState bistate;
 };
+
+#define MULTI_INSERT_ROWS	1000
+#define MULTI_INSERT_BYTES	(1024 * 1024)
 
 struct blpg_targets
 {
@@ -110,6 +143,7 @@ struct blpg_targets
 	EState	   *trig_estate;
 	bool		trig_started;
 	List	   *targets;
+	blpg_target *pending;		/* the target with buffered inserts */
 };
 
 typedef struct target_entry
@@ -243,6 +277,9 @@ close_target(blpg_target *t)
 {
 	if (t->skip || t->rel == NULL)
 		return;
+	Assert(t->nbuffered == 0);
+	if (t->bistate)
+		FreeBulkInsertState(t->bistate);
 	if (t->proute)
 		ExecCleanupTupleRouting(t->mtstate, t->proute);
 	EvalPlanQualEnd(&t->epq);
@@ -258,6 +295,7 @@ blpg_targets_finish(blpg_targets *ts)
 {
 	ListCell   *lc;
 
+	blpg_targets_flush(ts);
 	/* AFTER ROW triggers (foreign keys among them) fire now */
 	if (ts->trig_started)
 	{
@@ -276,6 +314,7 @@ blpg_targets_invalidate(blpg_targets *ts)
 	ListCell   *lc;
 	HASHCTL		ctl;
 
+	blpg_targets_flush(ts);
 	/* fire what is queued before tables change shape */
 	AfterTriggerEndQuery(ts->trig_estate);
 	foreach(lc, ts->targets)
@@ -552,6 +591,9 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 	tg->newslot = ExecInitExtraTupleSlot(tg->estate, desc, &TTSOpsVirtual);
 	tg->searchslot = ExecInitExtraTupleSlot(tg->estate, desc, &TTSOpsVirtual);
 	tg->oldslot = table_slot_create(tg->rel, &tg->estate->es_tupleTable);
+	tg->can_buffer = !tg->partitioned &&
+		tg->conflict == BLPG_CONFLICT_ERROR &&
+		!(tg->rri->ri_TrigDesc && tg->rri->ri_TrigDesc->trig_insert_before_row);
 	if (tg->partitioned)
 	{
 		tg->mtstate = makeNode(ModifyTableState);
@@ -785,6 +827,216 @@ missing_row(blpg_target *tg, const char *what)
 			 errhint("The target diverged from the source. Fix the row, or set the conflict option of the table (binlog_fdw.map_table) or the source to 'skip' or 'overwrite', then apply again.")));
 }
 
+/* The calling role may do this operation on the target (checked once). */
+static void
+check_privileges(blpg_target *tg, AclMode mode)
+{
+	AclResult	aclresult;
+
+	if ((tg->checked & mode) == mode)
+		return;
+	aclresult = pg_class_aclcheck(RelationGetRelid(tg->rel), GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(tg->rel->rd_rel->relkind),
+					   RelationGetRelationName(tg->rel));
+	if (check_enable_rls(RelationGetRelid(tg->rel), InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("user \"%s\" cannot apply changes into %s: row-level security is enabled for it",
+						GetUserNameFromId(GetUserId(), true), tg->rel_name),
+				 errhint("Apply as a role that bypasses row-level security (BYPASSRLS or the table owner), or disable it on the table.")));
+	tg->checked |= mode;
+}
+
+/* ---- multi-insert buffer ---- */
+
+typedef struct buffered_row_context
+{
+	blpg_target *target;
+	int			row;			/* -1: the whole buffer */
+} buffered_row_context;
+
+/* The key of a buffered row, from its PostgreSQL values. */
+static char *
+slot_key_text(blpg_target *tg, TupleTableSlot *slot)
+{
+	StringInfoData b;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	initStringInfo(&b);
+	appendStringInfoChar(&b, '{');
+	for (int k = 0; k < tg->nkey; k++)
+	{
+		AttrNumber	a = tg->key_attnums[k];
+		bool		isnull;
+		Datum		d = slot_getattr(slot, a, &isnull);
+
+		if (k)
+			appendStringInfoChar(&b, ',');
+		appendStringInfo(&b, "%s:", quote_identifier(NameStr(TupleDescAttr(desc, a - 1)->attname)));
+		if (isnull)
+			appendStringInfoString(&b, "null");
+		else
+		{
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(TupleDescAttr(desc, a - 1)->atttypid, &out, &varlena);
+			appendStringInfoString(&b, OidOutputFunctionCall(out, d));
+		}
+	}
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+static void
+buffered_row_error_context(void *arg)
+{
+	buffered_row_context *rc = arg;
+	blpg_target *tg = rc->target;
+
+	if (rc->row < 0)
+	{
+		errcontext("inserting %d rows of MySQL table %s into %s, binlog %s positions %llu to %llu",
+				   tg->nbuffered, tg->src_name, tg->rel_name, tg->buffile,
+				   (unsigned long long) tg->bufpos[0],
+				   (unsigned long long) tg->bufpos[tg->nbuffered - 1]);
+		return;
+	}
+	{
+		const char *gtid = tg->bufgtid + (Size) rc->row * BLPG_GTID_LEN;
+
+		errcontext("applying INSERT of MySQL table %s into %s, key %s, binlog %s position %llu%s%s",
+				   tg->src_name, tg->rel_name,
+				   tg->nkey ? slot_key_text(tg, tg->bufslots[rc->row]) : "?",
+				   tg->buffile, (unsigned long long) tg->bufpos[rc->row],
+				   gtid[0] ? ", GTID " : "", gtid);
+	}
+}
+
+/*
+ * Write the buffered inserts: the heap tuples at once, then index entries
+ * and AFTER ROW triggers row by row.
+ */
+void
+blpg_targets_flush(blpg_targets *ts)
+{
+	blpg_target *tg = ts->pending;
+	ErrorContextCallback cb;
+	buffered_row_context rc;
+	MemoryContext oldcxt;
+	EState	   *estate;
+
+	if (tg == NULL)
+		return;
+	ts->pending = NULL;
+	if (tg->nbuffered == 0)
+		return;
+	estate = tg->estate;
+	rc.target = tg;
+	rc.row = -1;
+	cb.callback = buffered_row_error_context;
+	cb.arg = &rc;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+
+	estate->es_output_cid = GetCurrentCommandId(true);
+	oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+	table_multi_insert(tg->rel, tg->bufslots, tg->nbuffered, estate->es_output_cid, 0,
+					   tg->bistate);
+	MemoryContextSwitchTo(oldcxt);
+	ResetPerTupleExprContext(estate);
+	for (int i = 0; i < tg->nbuffered; i++)
+	{
+		List	   *recheck = NIL;
+
+		rc.row = i;
+		oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+		if (tg->rri->ri_NumIndices > 0)
+			recheck = ExecInsertIndexTuples(tg->rri, tg->bufslots[i], estate,
+											false, false, NULL, NIL);
+		ExecARInsertTriggers(estate, tg->rri, tg->bufslots[i], recheck, NULL);
+		MemoryContextSwitchTo(oldcxt);
+		ResetPerTupleExprContext(estate);
+	}
+	for (int i = 0; i < tg->nbuffered; i++)
+		ExecClearTuple(tg->bufslots[i]);
+	tg->nbuffered = 0;
+	tg->buffered_bytes = 0;
+	error_context_stack = cb.previous;
+	CommandCounterIncrement();
+}
+
+/*
+ * Buffer the insert of slot (filled, in the per-tuple context): generated
+ * columns and constraints are checked now, in the row's error context.
+ */
+static void
+buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
+			  const blpg_entry_view *v)
+{
+	Relation	rel = tg->rel;
+	TupleTableSlot *dst;
+	int			n;
+
+	if (ts->pending != NULL && ts->pending != tg)
+		blpg_targets_flush(ts);
+	if (tg->nbuffered > 0 &&
+		(strlen(tg->buffile) != v->e->file_len ||
+		 memcmp(tg->buffile, v->file, v->e->file_len) != 0))
+		blpg_targets_flush(ts);
+	if (tg->bufslots == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+
+		/*
+		 * An unpinned copy of the row type: a thousand slots pinning the
+		 * relation's own would crowd the resource owner.
+		 */
+		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
+
+		tg->bufslots = palloc(sizeof(TupleTableSlot *) * MULTI_INSERT_ROWS);
+		for (int i = 0; i < MULTI_INSERT_ROWS; i++)
+			tg->bufslots[i] = ExecAllocTableSlot(&tg->estate->es_tupleTable, desc,
+												 table_slot_callbacks(rel));
+		tg->bufpos = palloc(sizeof(uint64) * MULTI_INSERT_ROWS);
+		tg->bufgtid = palloc((Size) MULTI_INSERT_ROWS * BLPG_GTID_LEN);
+		tg->bistate = GetBulkInsertState();
+		MemoryContextSwitchTo(old);
+	}
+
+	if (rel->rd_att->constr && rel->rd_att->constr->has_generated_stored)
+		ExecComputeStoredGenerated(tg->rri, tg->estate, slot, CMD_INSERT);
+	if (rel->rd_att->constr)
+		ExecConstraints(tg->rri, slot, tg->estate);
+	if (rel->rd_rel->relispartition)
+		ExecPartitionCheck(tg->rri, slot, tg->estate, true);
+
+	n = tg->nbuffered;
+	dst = tg->bufslots[n];
+	ExecCopySlot(dst, slot);
+	tg->bufpos[n] = v->e->event_pos;
+	{
+		char	   *g = tg->bufgtid + (Size) n * BLPG_GTID_LEN;
+		size_t		glen = Min((size_t) v->e->gtid_len, (size_t) BLPG_GTID_LEN - 1);
+
+		memcpy(g, v->gtid, glen);
+		g[glen] = '\0';
+	}
+	if (n == 0)
+	{
+		size_t		flen = Min((size_t) v->e->file_len, (size_t) BLPG_FILE_LEN - 1);
+
+		memcpy(tg->buffile, v->file, flen);
+		tg->buffile[flen] = '\0';
+	}
+	tg->nbuffered++;
+	tg->buffered_bytes += ((BufferHeapTupleTableSlot *) dst)->base.tuple->t_len;
+	ts->pending = tg;
+	if (tg->nbuffered >= MULTI_INSERT_ROWS || tg->buffered_bytes >= MULTI_INSERT_BYTES)
+		blpg_targets_flush(ts);
+}
+
 void
 blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					  const bl_row *before, const bl_row *after,
@@ -795,6 +1047,10 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	ResultRelInfo *part;
 	MemoryContext oldcxt;
 
+	/* buffered inserts go first, in order */
+	if (ts->pending != NULL && (ts->pending != tg || op != BL_OP_INSERT || !tg->can_buffer))
+		blpg_targets_flush(ts);
+
 	rc.target = tg;
 	rc.v = v;
 	rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
@@ -804,6 +1060,14 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	cb.previous = error_context_stack;
 	error_context_stack = &cb;
 
+	check_privileges(tg, op == BL_OP_INSERT ?
+					 (tg->conflict == BLPG_CONFLICT_ERROR ? ACL_INSERT :
+					  tg->conflict == BLPG_CONFLICT_SKIP ? ACL_INSERT | ACL_SELECT :
+					  ACL_INSERT | ACL_SELECT | ACL_UPDATE) :
+					 op == BL_OP_UPDATE ?
+					 (tg->conflict == BLPG_CONFLICT_OVERWRITE ? ACL_UPDATE | ACL_SELECT | ACL_INSERT :
+					  ACL_UPDATE | ACL_SELECT) :
+					 ACL_DELETE | ACL_SELECT);
 	tg->estate->es_output_cid = GetCurrentCommandId(true);
 	/* everything of one row lives in the per-tuple context, reset below */
 	oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));
@@ -811,6 +1075,14 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	{
 		case BL_OP_INSERT:
 			fill_slot(ts, tg, tg->newslot, after, NULL, true);
+			if (tg->can_buffer)
+			{
+				buffer_insert(ts, tg, tg->newslot, v);
+				MemoryContextSwitchTo(oldcxt);
+				ResetPerTupleExprContext(tg->estate);
+				error_context_stack = cb.previous;
+				return;
+			}
 			if (tg->conflict != BLPG_CONFLICT_ERROR &&
 				(tg->key_index != InvalidOid) && find_row(ts, tg, after, &part))
 			{

@@ -128,6 +128,9 @@ extern void blpg_targets_finish(blpg_targets *ts);
 /* The target of a source table (NULL: unmapped and skipped). */
 extern blpg_target *blpg_target_get(blpg_targets *ts, const bl_table *t,
 									const blpg_entry_view *v);
+/* Write buffered inserts (done by the functions here when needed). */
+extern void blpg_targets_flush(blpg_targets *ts);
+
 /* Forget what is known of targets (after DDL). */
 extern void blpg_targets_invalidate(blpg_targets *ts);
 

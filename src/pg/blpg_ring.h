@@ -20,6 +20,8 @@
 #ifndef BLPG_RING_H
 #define BLPG_RING_H
 
+#include <signal.h>
+
 #include "blpg_shmem.h"
 
 #include "lib/stringinfo.h"
@@ -91,6 +93,9 @@ extern void blpg_ring_reset(blpg_slot *slot);
  * Assigns the sequence numbers.
  */
 extern bool blpg_ring_put(blpg_slot *slot, blpg_entry *entry);
+
+/* set by the worker's SIGTERM handler: a put waiting for space gives up */
+extern volatile sig_atomic_t blpg_ring_put_cancel;
 
 /* Largest entry a ring can take. */
 extern uint64 blpg_ring_max_entry(blpg_slot *slot);

@@ -65,6 +65,8 @@ blpg_ring_max_entry(blpg_slot *slot)
 	return slot->ring_size / 2;
 }
 
+volatile sig_atomic_t blpg_ring_put_cancel = false;
+
 bool
 blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 {
@@ -85,7 +87,7 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 		phys = put_off % slot->ring_size;
 		waste = phys + len > slot->ring_size ? slot->ring_size - phys : 0;
 		used = put_off - slot->ack_off;
-		stop = slot->stop_requested || slot->rewind_requested;
+		stop = slot->stop_requested || slot->rewind_requested || blpg_ring_put_cancel;
 		LWLockRelease(&slot->lock);
 		if (stop)
 		{

@@ -65,6 +65,7 @@ handle_sigterm(SIGNAL_ARGS)
 	int			save_errno = errno;
 
 	got_sigterm = true;
+	blpg_ring_put_cancel = true;
 	SetLatch(MyLatch);
 	errno = save_errno;
 }

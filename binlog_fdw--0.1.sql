@@ -230,7 +230,8 @@ CREATE FUNCTION apply(
     OUT file text,
     OUT pos bigint,
     OUT gtid text,
-    OUT lag_seconds double precision)
+    OUT lag_seconds double precision,
+    OUT tables integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'binlog_fdw_apply' LANGUAGE C;
 COMMENT ON FUNCTION apply(text, bigint, double precision, double precision) IS

@@ -8,6 +8,11 @@
 set -e
 src=$1
 dest=$2
+# a library being linked by a concurrent make is empty or truncated
+if [ ! -s "$src" ] || [ "$(head -c 4 "$src" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+	echo "install-replace.sh: $src is not a complete shared library; not installed" >&2
+	exit 1
+fi
 tmp=$dest.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 install -c -m 755 "$src" "$tmp"

@@ -208,8 +208,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		bool		slept = false;
 
 		if (in_txn)
-			chunk = APPLY_CHUNK;	/* finish the transaction */
-		while (!blpg_consume_take(slot, chunk, NULL, &first, &last, &batch_id, &start_off))
+			chunk = APPLY_CHUNK;	/* finish the transaction, and stop there */
+		while (!blpg_consume_take(slot, chunk, in_txn, NULL, &first, &last, &batch_id, &start_off))
 		{
 			TimestampTz now = GetCurrentTimestamp();
 
@@ -243,13 +243,13 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 			break;
 	}
 done:
+	res->tables = blpg_targets_touched(ts);
 	blpg_targets_finish(ts);
 	if (commit_ts_us)
 		res->lag_seconds = Max(0.0, (double) (GetCurrentTimestamp() -
 											  ((TimestampTz) commit_ts_us -
 											   ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY))) / 1e6);
 	MemoryContextSwitchTo(old);
-	res->tables = 0;
 	MemoryContextDelete(cxt);
 }
 
@@ -262,8 +262,8 @@ binlog_fdw_apply(PG_FUNCTION_ARGS)
 	double		wait_seconds = PG_ARGISNULL(3) ? 0 : PG_GETARG_FLOAT8(3);
 	blpg_apply_result res;
 	TupleDesc	tupdesc;
-	Datum		values[7];
-	bool		nulls[7] = {0};
+	Datum		values[8];
+	bool		nulls[8] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -280,6 +280,7 @@ binlog_fdw_apply(PG_FUNCTION_ARGS)
 	nulls[5] = res.pos.gtid[0] == '\0';
 	values[6] = Float8GetDatum(res.lag_seconds);
 	nulls[6] = res.transactions == 0;
+	values[7] = Int32GetDatum(res.tables);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -301,7 +302,7 @@ binlog_fdw_skip_change(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	initStringInfo(&buf);
-	if (!blpg_consume_take(slot, 1, &buf, &first, &last, &batch_id, NULL))
+	if (!blpg_consume_take(slot, 1, false, &buf, &first, &last, &batch_id, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("source \"%s\" has no change to skip", name)));

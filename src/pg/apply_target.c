@@ -118,6 +118,7 @@ struct blpg_target
 	TupleTableSlot *searchslot;
 	TupleTableSlot *oldslot;
 	AclMode		checked;		/* privileges already checked */
+	bool		touched;		/* counted in blpg_targets.touched */
 
 	/* multi-insert buffer (can_buffer targets only) */
 	bool		can_buffer;
@@ -144,6 +145,7 @@ struct blpg_targets
 	bool		trig_started;
 	List	   *targets;
 	blpg_target *pending;		/* the target with buffered inserts */
+	List	   *touched;		/* OIDs of the tables that got rows */
 };
 
 typedef struct target_entry
@@ -306,6 +308,12 @@ blpg_targets_finish(blpg_targets *ts)
 		close_target(lfirst(lc));
 	FreeExecutorState(ts->trig_estate);
 	MemoryContextDelete(ts->cxt);
+}
+
+int
+blpg_targets_touched(blpg_targets *ts)
+{
+	return list_length(ts->touched);
 }
 
 void
@@ -525,10 +533,20 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 	{
 		tg->key_index = index_on_columns(tg->rel, m->key_columns);
 		if (!OidIsValid(tg->key_index))
+		{
+			StringInfoData cols;
+			ListCell   *lc;
+
+			initStringInfo(&cols);
+			foreach(lc, m->key_columns)
+				appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
+								 quote_identifier(lfirst(lc)));
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("target %s has no unique index on the key columns chosen for %s",
-							tg->rel_name, key)));
+					 errmsg("target %s has no unique index on the key columns (%s) chosen for %s",
+							tg->rel_name, cols.data, key),
+					 errhint("Create a unique index on exactly these columns, or choose other key columns with binlog_fdw.map_table().")));
+		}
 	}
 	else
 	{
@@ -605,6 +623,25 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 	}
 }
 
+typedef struct target_context
+{
+	const bl_table *table;
+	const blpg_entry_view *v;
+	const char *server_name;
+} target_context;
+
+static void
+target_error_context(void *arg)
+{
+	target_context *tc = arg;
+	const blpg_entry_view *v = tc->v;
+
+	errcontext("finding the target of MySQL table %s.%s for source \"%s\", binlog %.*s position %llu%s%.*s",
+			   tc->table->schema.ptr, tc->table->name.ptr, tc->server_name,
+			   (int) v->e->file_len, v->file, (unsigned long long) v->e->event_pos,
+			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
+}
+
 blpg_target *
 blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 {
@@ -614,10 +651,19 @@ blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 	if (!found)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+		ErrorContextCallback cb;
+		target_context tc;
 
 		e->target = palloc0(sizeof(blpg_target));
 		e->target->version = t->version;
 		e->target->table = t;
+		tc.table = t;
+		tc.v = v;
+		tc.server_name = ts->server_name;
+		cb.callback = target_error_context;
+		cb.arg = &tc;
+		cb.previous = error_context_stack;
+		error_context_stack = &cb;
 		PG_TRY();
 		{
 			build_target(ts, e->target, t);
@@ -628,6 +674,7 @@ blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		error_context_stack = cb.previous;
 		ts->targets = lappend(ts->targets, e->target);
 		MemoryContextSwitchTo(old);
 	}
@@ -1068,6 +1115,14 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					 (tg->conflict == BLPG_CONFLICT_OVERWRITE ? ACL_UPDATE | ACL_SELECT | ACL_INSERT :
 					  ACL_UPDATE | ACL_SELECT) :
 					 ACL_DELETE | ACL_SELECT);
+	if (!tg->touched)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+
+		ts->touched = list_append_unique_oid(ts->touched, RelationGetRelid(tg->rel));
+		tg->touched = true;
+		MemoryContextSwitchTo(old);
+	}
 	tg->estate->es_output_cid = GetCurrentCommandId(true);
 	/* everything of one row lives in the per-tuple context, reset below */
 	oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));

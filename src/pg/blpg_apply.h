@@ -128,6 +128,9 @@ extern void blpg_targets_finish(blpg_targets *ts);
 /* The target of a source table (NULL: unmapped and skipped). */
 extern blpg_target *blpg_target_get(blpg_targets *ts, const bl_table *t,
 									const blpg_entry_view *v);
+/* How many target tables got rows so far. */
+extern int	blpg_targets_touched(blpg_targets *ts);
+
 /* Write buffered inserts (done by the functions here when needed). */
 extern void blpg_targets_flush(blpg_targets *ts);
 

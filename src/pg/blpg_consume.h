@@ -17,9 +17,11 @@ extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_ou
 /*
  * Take the next changes as a batch of this backend.  buf: a copy of the
  * entries, or NULL to read them in place from *start_off (blpg_ring_entry)
- * until the batch is acknowledged or released.
+ * until the batch is acknowledged or released.  first_boundary: end at the
+ * first transaction boundary within max_changes rather than the last.
  */
-extern bool blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
+extern bool blpg_consume_take(blpg_slot *slot, int max_changes, bool first_boundary,
+							  StringInfo buf,
 							  uint64 *first, uint64 *last, uint64 *batch_id,
 							  uint64 *start_off);
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);

@@ -121,7 +121,8 @@ drop_batches(blpg_slot *slot, int from)
  * get_seq if nothing is ready).
  */
 static uint64
-take_batch(blpg_slot *slot, int max_changes, StringInfo buf, uint64 *first_out)
+take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf,
+		   uint64 *first_out)
 {
 	uint64		first = slot->get_seq + 1;
 	uint64		last = Min(slot->put_seq, slot->get_seq + (uint64) max_changes);
@@ -144,7 +145,11 @@ take_batch(blpg_slot *slot, int max_changes, StringInfo buf, uint64 *first_out)
 			break;
 		if ((e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL) &&
 			e->seq_first >= first)
+		{
 			boundary = e->seq_first;
+			if (first_boundary)
+				break;
+		}
 	}
 	limited_by_max = last == slot->get_seq + (uint64) max_changes;
 	if (boundary)
@@ -197,7 +202,7 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 					 errmsg("source \"%s\" has %d batches out", name, BLPG_MAX_BATCHES),
 					 errhint("Acknowledge or roll back batches before getting more.")));
 		}
-		last = take_batch(slot, max_changes, &buf, &first);
+		last = take_batch(slot, max_changes, false, &buf, &first);
 		if (last >= first)
 		{
 			blpg_batch *b = &slot->batches[slot->nbatches++];
@@ -381,7 +386,7 @@ static List *released_in_xact = NIL;	/* slots to rewind if we abort */
  * more is coming (ring full).  false if nothing is ready.
  */
 bool
-blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
+blpg_consume_take(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf,
 				  uint64 *first, uint64 *last, uint64 *batch_id, uint64 *start_off)
 {
 	bool		took;
@@ -405,7 +410,7 @@ blpg_consume_take(blpg_slot *slot, int max_changes, StringInfo buf,
 		LWLockRelease(&slot->lock);
 		elog(ERROR, "binlog_fdw: too many batches out on source \"%s\"", slot->server_name);
 	}
-	*last = take_batch(slot, max_changes, buf, first);
+	*last = take_batch(slot, max_changes, first_boundary, buf, first);
 	took = *last >= *first;
 	if (start_off)
 		*start_off = slot->get_off;

@@ -22,6 +22,9 @@
 #include "regex/regex.h"
 #include "utils/builtins.h"
 #include "utils/varlena.h"
+#include "utils/timestamp.h"
+
+#include "bl_gtid_set.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_validator);
 
@@ -36,7 +39,7 @@ static const option_def valid_options[] = {
 	{"host", ForeignServerRelationId, "a host name or address"},
 	{"port", ForeignServerRelationId, "a port number, 1 to 65535"},
 	{"server_id", ForeignServerRelationId, "a replica server id, 1 to 4294967295"},
-	{"start", ForeignServerRelationId, "current, earliest, FILE:POS or gtid:DOMAIN-SERVER-SEQ[,...]"},
+	{"start", ForeignServerRelationId, "current, earliest, FILE:POS, time:TIMESTAMP, gtid:DOMAIN-SERVER-SEQ[,...] (MariaDB) or gtid:UUID:N-M[,...] (MySQL)"},
 	{"include", ForeignServerRelationId, "a regular expression on schema.table"},
 	{"exclude", ForeignServerRelationId, "a regular expression on schema.table"},
 	{"heartbeat", ForeignServerRelationId, "seconds between heartbeats, 0.1 to 3600"},
@@ -117,12 +120,45 @@ check_choice(const char *name, const char *value, const char *form,
 }
 
 static void
+start_time_context(void *arg)
+{
+	errcontext("server option \"start\" = '%s'", (const char *) arg);
+}
+
+static void
 check_start(const char *value, const char *form)
 {
 	const char *colon;
 
 	if (strcmp(value, "current") == 0 || strcmp(value, "earliest") == 0)
 		return;
+	if (strncmp(value, "time:", 5) == 0)
+	{
+		/* any timestamp PostgreSQL reads; its errors say what is wrong */
+		ErrorContextCallback cb;
+
+		cb.callback = start_time_context;
+		cb.arg = (void *) value;
+		cb.previous = error_context_stack;
+		error_context_stack = &cb;
+		(void) DirectFunctionCall3(timestamptz_in, CStringGetDatum(value + 5),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+		error_context_stack = cb.previous;
+		return;
+	}
+	if (strncmp(value, "gtid:", 5) == 0 && strchr(value + 5, ':') != NULL)
+	{
+		/* a MySQL GTID set (uuid:intervals); MariaDB lists have no ':' */
+		bl_error	err;
+		bl_gtid_set *set;
+
+		memset(&err, 0, sizeof(err));
+		set = bl_gtid_set_parse(value + 5, strlen(value + 5), &err);
+		if (set == NULL)
+			bad_value("start", value, form);
+		bl_gtid_set_free(set);
+		return;
+	}
 	if (strncmp(value, "gtid:", 5) == 0)
 	{
 		const char *p = value + 5;

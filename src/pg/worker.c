@@ -36,6 +36,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -238,6 +239,32 @@ resolve_start(worker_ctx *w)
 		if (bl_source_first_file(w->src, pos.file, sizeof(pos.file), &err) != 0)
 			source_error(w, &err);
 		pos.pos = 4;
+	}
+	else if (strncmp(start, "time:", 5) == 0)
+	{
+		TimestampTz t = DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+																CStringGetDatum(start + 5),
+																ObjectIdGetDatum(InvalidOid),
+																Int32GetDatum(-1)));
+
+		if (bl_source_locate_time(&w->sopts, (int64) timestamptz_to_time_t(t),
+								  pos.file, sizeof(pos.file), &pos.pos, &err) != 0)
+			source_error(w, &err);
+		ereport(LOG,
+				(errmsg("source \"%s\": the first transaction at or after %s is at %s:%llu",
+						w->slot->server_name, start + 5, pos.file,
+						(unsigned long long) pos.pos)));
+	}
+	else if (strncmp(start, "gtid:", 5) == 0 && !bl_source_get_info(w->src)->is_mariadb)
+	{
+		/* MySQL: the first transaction not in the set, found by reading */
+		if (bl_source_locate_gtid_set(&w->sopts, start + 5, pos.file, sizeof(pos.file),
+									  &pos.pos, &err) != 0)
+			source_error(w, &err);
+		ereport(LOG,
+				(errmsg("source \"%s\": the first transaction not in GTID set %s is at %s:%llu",
+						w->slot->server_name, start + 5, pos.file,
+						(unsigned long long) pos.pos)));
 	}
 	else if (strncmp(start, "gtid:", 5) == 0)
 		strlcpy(pos.gtid_state, start + 5, sizeof(pos.gtid_state));

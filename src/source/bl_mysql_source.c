@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 struct bl_source
 {
@@ -280,6 +281,49 @@ bl_source_first_file(bl_source *src, char *file, size_t filelen, bl_error *err)
 	return 0;
 }
 
+int
+bl_source_list_files(bl_source *src, char ***files, int *nfiles, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	char	  **out = NULL;
+	int			n = 0;
+
+	*files = NULL;
+	*nfiles = 0;
+	if (mysql_query(src->conn, "SHOW BINARY LOGS") != 0)
+		return bl_mysql_fail(src->conn, err, "listing the source's binlogs");
+	res = mysql_store_result(src->conn);
+	if (res == NULL)
+		return bl_mysql_fail(src->conn, err, "listing the source's binlogs");
+	out = calloc(mysql_num_rows(res) + 1, sizeof(char *));
+	if (out == NULL)
+	{
+		mysql_free_result(res);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] && (out[n] = strdup(row[0])) != NULL)
+			n++;
+	mysql_free_result(res);
+	if (n == 0)
+	{
+		free(out);
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source has no binlog files");
+	}
+	*files = out;
+	*nfiles = n;
+	return 0;
+}
+
+void
+bl_source_free_files(char **files, int nfiles)
+{
+	for (int i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+}
+
 static int
 setup_session(bl_source *src, const char *gtid, bl_error *err)
 {
@@ -375,6 +419,31 @@ bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
 		if (bl_source_current_position(src, file, sizeof(file), &pos, NULL, 0, err) != 0)
 			return -1;
 	}
+	else if (strncmp(start, "time:", 5) == 0)
+	{
+		/* time:UNIX_SECONDS or time:YYYY-MM-DD HH:MM:SS (UTC) */
+		struct tm	tm;
+		char	   *end;
+		long long	t = strtoll(start + 5, &end, 10);
+
+		memset(&tm, 0, sizeof(tm));
+		if (*end != '\0' || end == start + 5)
+		{
+			end = strptime(start + 5, "%Y-%m-%d %H:%M:%S", &tm);
+			if (end == NULL || *end != '\0')
+				return bl_error_set(err, BL_ERR_UNSUPPORTED,
+									"invalid start time \"%s\" (expected time:SECONDS or time:YYYY-MM-DD HH:MM:SS, UTC)",
+									start + 5);
+			t = (long long) timegm(&tm);
+		}
+		if (bl_source_locate_time(&src->opts, (int64_t) t, file, sizeof(file), &pos, err) != 0)
+			return -1;
+	}
+	else if (strncmp(start, "gtid:", 5) == 0 && !src->info.is_mariadb)
+	{
+		if (bl_source_locate_gtid_set(&src->opts, start + 5, file, sizeof(file), &pos, err) != 0)
+			return -1;
+	}
 	else if (strncmp(start, "gtid:", 5) == 0)
 		return bl_source_start_dump_at(src, dec, "", 4, start + 5, err);
 	else
@@ -384,7 +453,7 @@ bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
 
 		if (colon == NULL || colon == start || (size_t) (colon - start) >= sizeof(file))
 			return bl_error_set(err, BL_ERR_UNSUPPORTED,
-								"invalid start \"%s\" (valid: earliest, current, FILE:POS, gtid:SET)",
+								"invalid start \"%s\" (valid: earliest, current, FILE:POS, time:WHEN, gtid:SET)",
 								start);
 		memcpy(file, start, (size_t) (colon - start));
 		file[colon - start] = '\0';

@@ -98,6 +98,30 @@ extern int	bl_source_current_position(bl_source *src, char *file, size_t filelen
 extern int	bl_source_first_file(bl_source *src, char *file, size_t filelen,
 								 bl_error *err);
 
+/* All binlog files of the server, oldest first (free with bl_source_free_files). */
+extern int	bl_source_list_files(bl_source *src, char ***files, int *nfiles,
+								 bl_error *err);
+extern void bl_source_free_files(char **files, int nfiles);
+
+/*
+ * Start positions found by reading the source's binlogs
+ * (bl_mysql_locate.c), for a replica that has no file:position:
+ *
+ * bl_source_locate_time: the first transaction whose binlog timestamp is at
+ * or after unix_time (seconds).  bl_source_locate_gtid_set: the first
+ * transaction whose GTID is not in a MySQL GTID set (what a replica that
+ * executed the set still needs).  Either gives the end of the binlog when
+ * no transaction qualifies.  Each opens its own connections with opts (the
+ * dump ends at the end of the binlog); call them before starting the dump.
+ */
+extern int	bl_source_locate_time(const bl_source_options *opts, int64_t unix_time,
+								  char *file, size_t filelen, uint64_t *pos,
+								  bl_error *err);
+extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
+									  const char *gtid_set, char *file,
+									  size_t filelen, uint64_t *pos,
+									  bl_error *err);
+
 /* Run a statement on the source's connection (not during a dump). */
 extern int	bl_source_exec(bl_source *src, const char *sql, bl_error *err);
 

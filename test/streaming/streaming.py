@@ -22,6 +22,10 @@ Cases:
   filters               include/exclude: rows and DDL of other tables never
                         appear, transactions of only excluded tables leave
                         nothing
+  start-time            start 'time:T' begins at the first transaction at or
+                        after T, across binlog files (older files skipped,
+                        later ones followed); a time after the last
+                        transaction starts at the end
   heartbeats            an idle source stays 'streaming' with a small lag
   two-sources           a second MariaDB instance and a second source at once
   status                the status view against what was done
@@ -658,6 +662,42 @@ def case_heartbeats(conn, m):
 
 
 # ---------------------------------------------------------------------------
+# start at a time
+
+def case_start_time(conn, m):
+    table = MDB + '.tm'
+    mx(m, 'DROP TABLE IF EXISTS ' + table)
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v INT)' % table)
+    # transactions over a second apart, in three binlog files; row 4 is
+    # written just after a whole second T, so the binlog (whole seconds)
+    # has rows 1-3 before T and rows 4-6 at or after it
+    t4 = None
+    for i in range(1, 7):
+        if i in (3, 5):
+            mx(m, 'FLUSH BINARY LOGS')
+        if i == 4:
+            now = time.time()
+            t4 = int(now) + 1
+            time.sleep(t4 - now + 0.05)
+        mx(m, 'INSERT INTO %s VALUES (%d, %d)' % (table, i, i))
+        time.sleep(1.1)
+    when = time.strftime('%Y-%m-%d %H:%M:%S+00', time.gmtime(t4))
+    start_source(conn, 'tsrc', 9611, include=r'^blf_stream\.tm$', start='time:' + when)
+    got = flat(get_batches(conn, 'tsrc', 3 * 3))
+    ids = [int(c.after['id']) for c in got if c.op == 'insert']
+    check(ids == [4, 5, 6], 'start at %s delivered rows %s, expected [4, 5, 6]' % (when, ids))
+    drop_source(conn, 'tsrc')
+    # a time after everything: the end of the binlog, then new rows only
+    later = q1(conn, "SELECT now() + interval '1 hour'")
+    start_source(conn, 'tsrc2', 9612, include=r'^blf_stream\.tm$', start='time:' + later.isoformat())
+    mx(m, 'INSERT INTO %s VALUES (7, 7)' % table)
+    got = flat(get_batches(conn, 'tsrc2', 3))
+    ids = [int(c.after['id']) for c in got if c.op == 'insert']
+    check(ids == [7], 'start after the last transaction delivered rows %s, expected [7]' % ids)
+    drop_source(conn, 'tsrc2')
+
+
+# ---------------------------------------------------------------------------
 # two sources
 
 def case_two_sources(conn, m):
@@ -874,6 +914,7 @@ def main():
         ('get-ack-rollback', lambda: case_get_ack(conn_box[0], m)),
         ('consumers-race', lambda: case_race(conn_box[0], m)),
         ('filters', lambda: case_filters(conn_box[0], m)),
+        ('start-time', lambda: case_start_time(conn_box[0], m)),
         ('heartbeats', lambda: case_heartbeats(conn_box[0], m)),
         ('status', lambda: case_status(conn_box[0], m)),
         ('two-sources', lambda: case_two_sources(conn_box[0], m)),

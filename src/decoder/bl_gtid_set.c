@@ -1,0 +1,378 @@
+/*
+ * bl_gtid_set.c
+ *	  MySQL GTID sets as text: parse, membership, inclusion (bl_gtid_set.h).
+ *
+ * A set is a list of members, one per (uuid, tag), each with its intervals
+ * sorted and merged.  Text forms accepted: "uuid:1-5:7", "uuid:1-5:tag:3"
+ * (a tag applies to the intervals after it, MySQL's form) and
+ * "uuid:tag:3" (the decoder's form for PREVIOUS_GTIDS), members separated
+ * by commas, whitespace and newlines ignored.
+ */
+#include "bl_gtid_set.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GTID_KEY_LEN 72			/* "uuid" 36 + ":" + tag up to 32 + NUL */
+
+typedef struct gtid_interval
+{
+	uint64_t	first;
+	uint64_t	last;			/* inclusive */
+} gtid_interval;
+
+typedef struct gtid_member
+{
+	char		key[GTID_KEY_LEN];	/* "uuid" or "uuid:tag", lower case */
+	gtid_interval *iv;
+	int			niv;
+	int			cap;
+} gtid_member;
+
+struct bl_gtid_set
+{
+	gtid_member *m;
+	int			n;
+	int			cap;
+};
+
+static gtid_member *
+member_get(bl_gtid_set *s, const char *key)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->m[i].key, key) == 0)
+			return &s->m[i];
+	if (s->n == s->cap)
+	{
+		int			cap = s->cap ? s->cap * 2 : 4;
+		gtid_member *m = realloc(s->m, sizeof(gtid_member) * (size_t) cap);
+
+		if (m == NULL)
+			return NULL;
+		s->m = m;
+		s->cap = cap;
+	}
+	memset(&s->m[s->n], 0, sizeof(gtid_member));
+	snprintf(s->m[s->n].key, GTID_KEY_LEN, "%s", key);
+	return &s->m[s->n++];
+}
+
+static const gtid_member *
+member_find(const bl_gtid_set *s, const char *key)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->m[i].key, key) == 0)
+			return &s->m[i];
+	return NULL;
+}
+
+static bool
+member_add(gtid_member *m, uint64_t first, uint64_t last)
+{
+	if (m->niv == m->cap)
+	{
+		int			cap = m->cap ? m->cap * 2 : 4;
+		gtid_interval *iv = realloc(m->iv, sizeof(gtid_interval) * (size_t) cap);
+
+		if (iv == NULL)
+			return false;
+		m->iv = iv;
+		m->cap = cap;
+	}
+	m->iv[m->niv].first = first;
+	m->iv[m->niv].last = last;
+	m->niv++;
+	return true;
+}
+
+static int
+interval_cmp(const void *a, const void *b)
+{
+	const gtid_interval *x = a,
+			   *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Sort and merge overlapping or adjacent intervals. */
+static void
+member_normalize(gtid_member *m)
+{
+	int			out = 0;
+
+	if (m->niv < 2)
+		return;
+	qsort(m->iv, (size_t) m->niv, sizeof(gtid_interval), interval_cmp);
+	for (int i = 1; i < m->niv; i++)
+	{
+		if (m->iv[i].first <= m->iv[out].last + 1)
+		{
+			if (m->iv[i].last > m->iv[out].last)
+				m->iv[out].last = m->iv[i].last;
+		}
+		else
+			m->iv[++out] = m->iv[i];
+	}
+	m->niv = out + 1;
+}
+
+static bool
+is_uuid(const char *s, size_t len)
+{
+	if (len != 36)
+		return false;
+	for (size_t i = 0; i < len; i++)
+	{
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+		{
+			if (s[i] != '-')
+				return false;
+		}
+		else if (!isxdigit((unsigned char) s[i]))
+			return false;
+	}
+	return true;
+}
+
+static bool
+is_tag(const char *s, size_t len)
+{
+	if (len == 0 || len > 32 || !(isalpha((unsigned char) s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!(isalnum((unsigned char) s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static void
+make_key(char *key, const char *uuid, const char *tag, size_t taglen)
+{
+	size_t		n = 0;
+
+	for (int i = 0; i < 36; i++)
+		key[n++] = (char) tolower((unsigned char) uuid[i]);
+	if (taglen)
+	{
+		key[n++] = ':';
+		for (size_t i = 0; i < taglen; i++)
+			key[n++] = (char) tolower((unsigned char) tag[i]);
+	}
+	key[n] = '\0';
+}
+
+/* "N" or "N-M" */
+static bool
+parse_interval(const char *s, size_t len, uint64_t *first, uint64_t *last)
+{
+	const char *end = s + len;
+	const char *p = s;
+	uint64_t	v = 0;
+
+	if (p == end || !isdigit((unsigned char) *p))
+		return false;
+	while (p < end && isdigit((unsigned char) *p))
+	{
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t) (*p++ - '0');
+	}
+	*first = v;
+	if (p == end)
+	{
+		*last = v;
+		return v > 0;
+	}
+	if (*p++ != '-' || p == end)
+		return false;
+	v = 0;
+	while (p < end && isdigit((unsigned char) *p))
+	{
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t) (*p++ - '0');
+	}
+	*last = v;
+	return p == end && *first > 0 && *last >= *first;
+}
+
+bl_gtid_set *
+bl_gtid_set_parse(const char *text, size_t len, bl_error *err)
+{
+	bl_gtid_set *s = calloc(1, sizeof(bl_gtid_set));
+	const char *p = text;
+	const char *end = text + len;
+
+	if (s == NULL)
+	{
+		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	while (p < end)
+	{
+		const char *mend;
+		const char *q;
+		const char *uuid = NULL;
+		const char *tag = NULL;
+		size_t		taglen = 0;
+		char		key[GTID_KEY_LEN];
+		int			fields = 0;
+
+		/* one member: up to the next comma, whitespace dropped */
+		while (p < end && (isspace((unsigned char) *p) || *p == ','))
+			p++;
+		if (p == end)
+			break;
+		mend = p;
+		while (mend < end && *mend != ',')
+			mend++;
+		q = p;
+		while (q < mend)
+		{
+			const char *f = q;
+			const char *fend;
+			size_t		flen;
+
+			while (q < mend && *q != ':')
+				q++;
+			fend = q;
+			while (fend > f && isspace((unsigned char) fend[-1]))
+				fend--;
+			while (f < fend && isspace((unsigned char) *f))
+				f++;
+			flen = (size_t) (fend - f);
+			if (q < mend)
+				q++;			/* the ':' */
+			if (fields++ == 0)
+			{
+				if (!is_uuid(f, flen))
+					goto bad;
+				uuid = f;
+				continue;
+			}
+			if (flen > 0 && isdigit((unsigned char) *f))
+			{
+				uint64_t	first,
+							last;
+				gtid_member *m;
+
+				if (!parse_interval(f, flen, &first, &last))
+					goto bad;
+				make_key(key, uuid, tag, taglen);
+				m = member_get(s, key);
+				if (m == NULL || !member_add(m, first, last))
+				{
+					bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+					bl_gtid_set_free(s);
+					return NULL;
+				}
+			}
+			else if (is_tag(f, flen))
+			{
+				tag = f;
+				taglen = flen;
+			}
+			else
+				goto bad;
+		}
+		if (fields < 2)
+			goto bad;
+		p = mend;
+	}
+	for (int i = 0; i < s->n; i++)
+		member_normalize(&s->m[i]);
+	return s;
+
+bad:
+	bl_error_set(err, BL_ERR_UNSUPPORTED,
+				 "invalid GTID set \"%.*s\" (expected uuid:N[-M][:N[-M]...][,...], tags as uuid:tag:N)",
+				 (int) (len > 200 ? 200 : len), text);
+	bl_gtid_set_free(s);
+	return NULL;
+}
+
+void
+bl_gtid_set_free(bl_gtid_set *set)
+{
+	if (set == NULL)
+		return;
+	for (int i = 0; i < set->n; i++)
+		free(set->m[i].iv);
+	free(set->m);
+	free(set);
+}
+
+static bool
+member_covers(const gtid_member *m, uint64_t first, uint64_t last)
+{
+	/* intervals are merged: one of them must hold [first, last] */
+	int			lo = 0,
+				hi = m->niv - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (m->iv[mid].last < first)
+			lo = mid + 1;
+		else if (m->iv[mid].first > first)
+			hi = mid - 1;
+		else
+			return m->iv[mid].last >= last;
+	}
+	return false;
+}
+
+bool
+bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid)
+{
+	const char *colon = strrchr(gtid, ':');
+	char		key[GTID_KEY_LEN];
+	const gtid_member *m;
+	uint64_t	gno,
+				unused;
+	size_t		prefix;
+
+	if (colon == NULL || !parse_interval(colon + 1, strlen(colon + 1), &gno, &unused) ||
+		gno != unused)
+		return false;
+	prefix = (size_t) (colon - gtid);
+	if (prefix < 36 || !is_uuid(gtid, 36))
+		return false;
+	if (prefix == 36)
+		make_key(key, gtid, NULL, 0);
+	else if (gtid[36] == ':' && is_tag(gtid + 37, prefix - 37))
+		make_key(key, gtid, gtid + 37, prefix - 37);
+	else
+		return false;
+	m = member_find(set, key);
+	return m != NULL && member_covers(m, gno, gno);
+}
+
+bool
+bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b)
+{
+	for (int i = 0; i < a->n; i++)
+	{
+		const gtid_member *ma = &a->m[i];
+		const gtid_member *mb;
+
+		if (ma->niv == 0)
+			continue;
+		mb = member_find(b, ma->key);
+		if (mb == NULL)
+			return false;
+		for (int k = 0; k < ma->niv; k++)
+			if (!member_covers(mb, ma->iv[k].first, ma->iv[k].last))
+				return false;
+	}
+	return true;
+}
+
+int
+bl_gtid_set_members(const bl_gtid_set *set)
+{
+	return set->n;
+}

@@ -299,6 +299,33 @@ def pg_immediate_stop(seed):
             % run.consumer.reconnects)
 
 
+@case('pg-fast-stop-ring-full')
+def pg_fast_stop_ring_full(seed):
+    """A fast shutdown while the worker waits for ring space completes
+    promptly (the worker gives up its wait), and nothing is lost."""
+    run = Run('pg-fast-stop-ring-full', seed, 9307,
+              consumer_kw=dict(max_changes=50, sleep=0.5, timeout_ms=300))
+    w = run.writer
+    bw = BackgroundWriter(w, nbytes=12 * 1000 * 1000)
+    bw.start()
+    wait_for(lambda: run.monitor.states['ring full'] >= 3, 120, 'the ring to fill')
+    t0 = time.monotonic()
+    PG.stop('fast')
+    took = time.monotonic() - t0
+    log('pg-fast-stop-ring-full: fast stop with the ring full took %.1fs' % took)
+    require(took < 20, 'a fast stop with the ring full took %.1fs' % took)
+    PG.start()
+    run.consumer.max_changes = 5000
+    run.consumer.sleep = 0
+    bw.join()
+    if bw.error:
+        raise bw.error
+    run.truth()
+    run.finish()
+    require(run.consumer.reconnects >= 1, 'the consumer reconnected %d times'
+            % run.consumer.reconnects)
+
+
 @case('mariadb-restart')
 def mariadb_restart(seed):
     run = Run('mariadb-restart', seed, 9304,

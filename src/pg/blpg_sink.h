@@ -39,4 +39,14 @@ extern void blpg_sink_resume_position(blpg_sink *sink, blpg_position *pos);
 /* Schema changes seen (DDL): callers invalidate their schema caches. */
 extern bool blpg_sink_take_ddl_seen(blpg_sink *sink);
 
+/*
+ * After transactions that put nothing (all filtered out), with none open:
+ * true, the position after them in *done, and where the last transaction
+ * that put changes ended (the durable position once everything put is
+ * acknowledged).  blpg_sink_filtered_recorded: *done is now durable.
+ */
+extern bool blpg_sink_filtered_tail(blpg_sink *s, blpg_position *done,
+									char *put_file, uint64 *put_pos);
+extern void blpg_sink_filtered_recorded(blpg_sink *s);
+
 #endif							/* BLPG_SINK_H */

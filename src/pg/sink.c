@@ -64,6 +64,10 @@ struct blpg_sink
 	/* after the last complete transaction */
 	char		done_file[BLPG_FILE_LEN];
 	uint64		done_pos;
+	/* where the last transaction that put changes ended */
+	char		put_done_file[BLPG_FILE_LEN];
+	uint64		put_done_pos;
+	uint64		put_seq_seen;	/* slot->put_seq at that point */
 
 	/* MariaDB GTID state */
 	maria_domain domains[MAX_DOMAINS];
@@ -104,6 +108,9 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 	initStringInfo(&s->entry);
 	strlcpy(s->done_file, file, sizeof(s->done_file));
 	s->done_pos = pos;
+	strlcpy(s->put_done_file, file, sizeof(s->put_done_file));
+	s->put_done_pos = pos;
+	s->put_seq_seen = slot->put_seq;
 	parse_gtid_state(s, gtid_state);
 	return s;
 }
@@ -299,6 +306,13 @@ end_txn(blpg_sink *s, const char *file, uint64 next_pos)
 	{
 		strlcpy(s->done_file, file, sizeof(s->done_file));
 		s->done_pos = next_pos;
+		/* only the worker puts: its own reads of put_seq need no lock */
+		if (s->slot->put_seq != s->put_seq_seen)
+		{
+			s->put_seq_seen = s->slot->put_seq;
+			strlcpy(s->put_done_file, file, sizeof(s->put_done_file));
+			s->put_done_pos = next_pos;
+		}
 	}
 	s->gtid[0] = '\0';
 	s->commit_ts_us = 0;
@@ -759,6 +773,28 @@ blpg_sink_resume_position(blpg_sink *s, blpg_position *pos)
 	s->begin_put = false;
 	s->txn_changes = 0;
 	s->skip = pos->skip;
+}
+
+bool
+blpg_sink_filtered_tail(blpg_sink *s, blpg_position *done, char *put_file, uint64 *put_pos)
+{
+	if (s->in_txn || s->have_start ||
+		(s->done_pos == s->put_done_pos && strcmp(s->done_file, s->put_done_file) == 0))
+		return false;
+	memset(done, 0, sizeof(*done));
+	strlcpy(done->file, s->done_file, sizeof(done->file));
+	done->pos = s->done_pos;
+	gtid_state_text(s, done->gtid_state, sizeof(done->gtid_state));
+	strlcpy(put_file, s->put_done_file, BLPG_FILE_LEN);
+	*put_pos = s->put_done_pos;
+	return true;
+}
+
+void
+blpg_sink_filtered_recorded(blpg_sink *s)
+{
+	strlcpy(s->put_done_file, s->done_file, sizeof(s->put_done_file));
+	s->put_done_pos = s->done_pos;
 }
 
 bool

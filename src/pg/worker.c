@@ -134,11 +134,14 @@ source_error(worker_ctx *w, const bl_error *err)
 static void
 record_position(worker_ctx *w, const blpg_position *pos)
 {
+	MemoryContext cxt = CurrentMemoryContext;
+
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	blpg_state_save(w->cfg->serverid, w->cfg->server_name, pos);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);	/* the commit left us in TopMemoryContext */
 	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
 	w->slot->acked = *pos;
 	LWLockRelease(&w->slot->lock);
@@ -301,6 +304,42 @@ process_event(worker_ctx *w, bl_event *ev, bool *stop)
 		*stop = true;
 }
 
+/*
+ * Transactions the filters left out put nothing in the ring, so no ack
+ * moves the durable position past them.  When everything put has been
+ * acknowledged and committed, the worker records the position after them
+ * itself (every few seconds): a restart then does not read them again,
+ * and the source may purge their binlogs.
+ */
+static void
+advance_past_filtered(worker_ctx *w)
+{
+	static TimestampTz last = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	blpg_slot  *slot = w->slot;
+	blpg_position done;
+	char		put_file[BLPG_FILE_LEN];
+	uint64		put_pos;
+	bool		all_acked;
+
+	if (now - last < 5 * USECS_PER_SEC ||
+		!blpg_sink_filtered_tail(w->sink, &done, put_file, &put_pos))
+		return;
+	last = now;
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	/* nothing out, and the durable position is after the last change put */
+	all_acked = slot->nbatches == 0 && slot->ack_seq == slot->put_seq &&
+		slot->acked.skip == 0 && slot->acked.pos == put_pos &&
+		strcmp(slot->acked.file, put_file) == 0;
+	strlcpy(done.gtid, slot->acked.gtid, sizeof(done.gtid));	/* last delivered */
+	LWLockRelease(&slot->lock);
+	if (all_acked)
+	{
+		record_position(w, &done);
+		blpg_sink_filtered_recorded(w->sink);
+	}
+}
+
 static void
 run_session(worker_ctx *w)
 {
@@ -396,6 +435,7 @@ run_session(worker_ctx *w)
 		}
 		MemoryContextSwitchTo(old);
 		update_stats(w, false);
+		advance_past_filtered(w);
 	}
 	MemoryContextDelete(event_cxt);
 	update_stats(w, true);

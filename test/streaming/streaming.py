@@ -26,6 +26,8 @@ Cases:
                         after T, across binlog files (older files skipped,
                         later ones followed); a time after the last
                         transaction starts at the end
+  filtered-advance      transactions the filters leave out move the durable
+                        position once everything delivered is acknowledged
   heartbeats            an idle source stays 'streaming' with a small lag
   two-sources           a second MariaDB instance and a second source at once
   status                the status view against what was done
@@ -662,6 +664,41 @@ def case_heartbeats(conn, m):
 
 
 # ---------------------------------------------------------------------------
+# the durable position moves past filtered-out transactions
+
+def case_filtered_advance(conn, m):
+    for t in ('fa_in', 'fa_out'):
+        mx(m, 'DROP TABLE IF EXISTS %s.%s' % (MDB, t))
+        mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, v INT)' % (MDB, t))
+    start_source(conn, 'fasrc', 9613, include=r'^blf_stream\.fa_in$')
+    mx(m, 'INSERT INTO %s.fa_in VALUES (1, 1)' % MDB)
+    got = get_batches(conn, 'fasrc', 3)
+    check([int(c.after['id']) for c in flat(got) if c.op == 'insert'] == [1],
+          'fa_in row 1 not delivered: %s' % short(flat(got), 300))
+    # delivered but not acknowledged: filtered transactions must not move it
+    for i in range(20):
+        mx(m, 'INSERT INTO %s.fa_out VALUES (%d, %d)' % (MDB, i, i))
+    time.sleep(6.5)
+    before = source_state(conn, 'fasrc')
+    end = master_status(m)
+    check((before[0], before[1]) != end,
+          'the durable position moved to the end (%s) with a batch un-acknowledged' % (end,))
+    for b in got:
+        ack(conn, 'fasrc', b)
+    wait_for('the durable position to reach the end of the binlog %s:%d' % end,
+             lambda: tuple(source_state(conn, 'fasrc')[:2]) == end, 15)
+    # and a restart of the worker resumes there: nothing comes again
+    q(conn, "SELECT binlog_fdw.stop('fasrc')")
+    q(conn, "SELECT binlog_fdw.start('fasrc')")
+    wait_streaming(conn, 'fasrc')
+    mx(m, 'INSERT INTO %s.fa_in VALUES (2, 2)' % MDB)
+    got = flat(get_batches(conn, 'fasrc', 3))
+    check([int(c.after['id']) for c in got if c.op == 'insert'] == [2],
+          'after the restart: %s' % short(got, 300))
+    drop_source(conn, 'fasrc')
+
+
+# ---------------------------------------------------------------------------
 # start at a time
 
 def case_start_time(conn, m):
@@ -914,6 +951,7 @@ def main():
         ('get-ack-rollback', lambda: case_get_ack(conn_box[0], m)),
         ('consumers-race', lambda: case_race(conn_box[0], m)),
         ('filters', lambda: case_filters(conn_box[0], m)),
+        ('filtered-advance', lambda: case_filtered_advance(conn_box[0], m)),
         ('start-time', lambda: case_start_time(conn_box[0], m)),
         ('heartbeats', lambda: case_heartbeats(conn_box[0], m)),
         ('status', lambda: case_status(conn_box[0], m)),

@@ -282,3 +282,30 @@ CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
 REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, boolean),
     sync_progress() FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
+
+-- A dropped source: its worker stops, its position and table mappings go
+-- (a new server of the same name starts afresh, never from a stale position
+-- or snapshot position).
+CREATE FUNCTION forget_dropped_servers()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT objid, address_names[1] AS name
+               FROM pg_event_trigger_dropped_objects()
+              WHERE object_type = 'server'
+    LOOP
+        IF EXISTS (SELECT FROM binlog_fdw.status WHERE server = r.name) THEN
+            PERFORM binlog_fdw.stop(r.name);
+        END IF;
+        DELETE FROM binlog_fdw.source_state WHERE srvid = r.objid;
+        DELETE FROM binlog_fdw.table_mapping WHERE server_name = r.name;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION forget_dropped_servers() FROM PUBLIC;
+CREATE EVENT TRIGGER binlog_fdw_forget_dropped_servers ON sql_drop
+    EXECUTE FUNCTION forget_dropped_servers();

@@ -174,16 +174,33 @@ SELECT * FROM binlog_fdw.get('down');
 SELECT binlog_fdw.reset('down');
 SELECT count(*) AS positions FROM binlog_fdw.source_state;
 
--- a source whose server is dropped while it runs can still be stopped
+-- dropping the server of a running source stops it and forgets its
+-- position and table mappings (a new server of that name starts afresh)
 SELECT binlog_fdw.start('down') > 0 AS started;
+SELECT binlog_fdw.map_table('down', 'shop.orders', NULL, NULL, 'skip');
+SELECT count(*) AS positions FROM binlog_fdw.source_state;
+SELECT count(*) AS mappings FROM binlog_fdw.table_mapping;
 SET client_min_messages = warning;
 DROP SERVER down CASCADE;
 RESET client_min_messages;
 SELECT server FROM binlog_fdw.status;
+SELECT count(*) AS positions FROM binlog_fdw.source_state;
+SELECT count(*) AS mappings FROM binlog_fdw.table_mapping;
 SELECT * FROM binlog_fdw.get('down');
 SELECT binlog_fdw.stop('down') AS stopped;
+-- a DROP SERVER rolled back: the server stays, its source was stopped
+CREATE SERVER down2 FOREIGN DATA WRAPPER binlog_fdw
+    OPTIONS (host '127.0.0.1', port '1', server_id '9003', connect_timeout '1');
+CREATE USER MAPPING FOR current_user SERVER down2 OPTIONS (user 'repl', password 'repl');
+SELECT binlog_fdw.start('down2') > 0 AS started;
+BEGIN;
+DROP SERVER down2 CASCADE;
+ROLLBACK;
+SELECT srvname FROM pg_foreign_server WHERE srvname = 'down2';
 SELECT count(*) AS started_sources FROM binlog_fdw.status;
-SELECT binlog_fdw.stop('down');
+SELECT binlog_fdw.start('down2') > 0 AS started_again;
+SELECT binlog_fdw.stop('down2') AS stopped;
+DROP SERVER down2 CASCADE;
 
 -- ---------------------------------------------------------------------
 -- The functions are not for PUBLIC

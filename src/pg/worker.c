@@ -29,6 +29,7 @@
 #include "bl_mysql_source.h"
 
 #include "access/xact.h"
+#include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -58,6 +59,7 @@ typedef struct worker_ctx
 	bl_schema_cache *schema;
 	bl_decoder *dec;
 	blpg_sink  *sink;
+	TimestampTz last_server_check;
 } worker_ctx;
 
 static void
@@ -305,6 +307,54 @@ process_event(worker_ctx *w, bl_event *ev, bool *stop)
 }
 
 /*
+ * Is the source's foreign server still there?  A DROP SERVER stops the
+ * worker through the extension's event trigger; a DROP EXTENSION drops that
+ * trigger too, so the worker looks for itself every few seconds.
+ */
+/* The server is gone: stop its apply worker, free the slot, exit. */
+static void
+forget_source(blpg_slot *slot, Oid dboid, Oid serverid)
+{
+	int			apply_pid;
+
+	blpg_autostart_remove(dboid, serverid);
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	apply_pid = slot->apply_pid;
+	slot->continuous = false;
+	slot->worker_pid = 0;
+	slot->state = BLPG_STATE_STOPPED;
+	LWLockRelease(&slot->lock);
+	if (apply_pid > 0)
+		kill(apply_pid, SIGTERM);
+	blpg_release_slot(slot);
+	proc_exit(0);
+}
+
+static bool
+server_exists(Oid serverid)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		exists;
+
+	StartTransactionCommand();
+	exists = GetForeignServerExtended(serverid, FSV_MISSING_OK) != NULL;
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	return exists;
+}
+
+static void
+exit_if_server_dropped(worker_ctx *w, Oid dboid)
+{
+	if (server_exists(w->cfg->serverid))
+		return;
+	ereport(LOG,
+			(errmsg("source \"%s\": its foreign server was dropped; the worker stops",
+					w->cfg->server_name)));
+	forget_source(w->slot, dboid, w->cfg->serverid);
+}
+
+/*
  * Transactions the filters left out put nothing in the ring, so no ack
  * moves the durable position past them.  When everything put has been
  * acknowledged and committed, the worker records the position after them
@@ -436,6 +486,11 @@ run_session(worker_ctx *w)
 		MemoryContextSwitchTo(old);
 		update_stats(w, false);
 		advance_past_filtered(w);
+		if (GetCurrentTimestamp() - w->last_server_check > 10 * USECS_PER_SEC)
+		{
+			w->last_server_check = GetCurrentTimestamp();
+			exit_if_server_dropped(w, MyDatabaseId);
+		}
 	}
 	MemoryContextDelete(event_cxt);
 	update_stats(w, true);
@@ -499,6 +554,13 @@ blpg_worker_main(Datum main_arg)
 									   ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(worker_cxt);
 
+	if (!server_exists(serverid))
+	{
+		ereport(LOG,
+				(errmsg("source with server OID %u: the foreign server was dropped; the worker stops",
+						serverid)));
+		forget_source(slot, dboid, serverid);
+	}
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	{

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# scripts/demo.sh -- end-to-end demo on a throwaway local MariaDB (one command
-# on a fresh Debian 12 machine, as root: "bash scripts/demo.sh").
+# scripts/demo.sh -- end-to-end demo on a throwaway local MariaDB and
+# PostgreSQL (one command on a fresh Debian 12 machine, as root:
+# "bash scripts/demo.sh").
 #
 # Installs the packages (scripts/install-deps.sh; skip with
-# BLF_SKIP_INSTALL=1), builds the project (make), starts MariaDB "main"
-# (scripts/mariadb.sh), resets its binlog, creates shop.orders, runs two
-# transactions of inserts/updates/deletes and prints the decoded changes with
-# ./binlogcat.  MariaDB stays running afterwards (stop it with
-# "scripts/mariadb.sh stop").  Note that test/run.sh wipes this instance.
+# BLF_SKIP_INSTALL=1), builds and installs the extension, starts MariaDB
+# "main" and PostgreSQL "main" (scripts/mariadb.sh, scripts/postgres.sh),
+# and then shows MySQL changes flowing into PostgreSQL:
+#
+#   1. a MariaDB database "shop" with rows;
+#   2. binlog_fdw.snapshot() creates shop.orders/shop.customers in
+#      PostgreSQL and copies them from one consistent snapshot;
+#   3. the source starts; changes made in MariaDB are peeked at through a
+#      foreign table and consumed Canal style with get()/ack() (second source);
+#   4. binlog_fdw.apply() writes them into the PostgreSQL tables, exactly once;
+#   5. continuous mode: an apply worker applies new changes as they come;
+#   6. both sides are compared row for row.
+#
+# Both servers stay running afterwards (scripts/mariadb.sh stop,
+# scripts/postgres.sh stop).  Note that test/run.sh wipes these instances.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -21,70 +32,137 @@ if [ "${BLF_SKIP_INSTALL:-0}" != 1 ] && [ "$(id -u)" -eq 0 ]; then
 	bash scripts/install-deps.sh
 fi
 
-step "Building (make)"
+step "Building and installing (make && make install)"
 blf_prepare_run
 build_log=$BLF_LOG_DIR/demo-build.log
-if [ -f Makefile ] && make -C "$BLF_ROOT" >"$build_log" 2>&1; then
-	echo "build ok (log: $build_log)"
-	if [ ! -x ./binlogcat ]; then
-		make -C "$BLF_ROOT" binlogcat >>"$build_log" 2>&1 || true
-	fi
-elif [ ! -f Makefile ]; then
-	echo "no Makefile yet: nothing to build"
-else
+if ! { make -C "$BLF_ROOT" && make -C "$BLF_ROOT" install; } >"$build_log" 2>&1; then
 	echo "build FAILED (full log: $build_log); last lines:"
 	tail -n 20 "$build_log"
+	exit 1
 fi
+echo "build ok (log: $build_log)"
 
-# ---- MariaDB source ----------------------------------------------------
-step "Starting MariaDB 10.11 on 127.0.0.1:$BLF_MARIADB_PORT (scripts/mariadb.sh start)"
+# ---- servers -------------------------------------------------------------
+step "Starting MariaDB 10.11 on 127.0.0.1:$BLF_MARIADB_PORT and PostgreSQL 15 on port $BLF_PG_PORT"
 bash scripts/mariadb.sh start
+bash scripts/postgres.sh restart >/dev/null 2>&1 || bash scripts/postgres.sh start
 
-sql() {
+my() {
 	printf '%s\n' "$1" | sed -e 's/^/  mariadb> /'
 	bash scripts/mariadb.sh sql --table -e "$1"
 }
+pg() {
+	printf '%s\n' "$1" | sed -e 's/^/  postgres> /'
+	bash scripts/postgres.sh psql -d blf_demo -q -c "$1"
+}
 
-step "Preparing database shop (binlog reset so the demo starts from a clean log)"
-sql "DROP DATABASE IF EXISTS shop;
-RESET MASTER;"
-sql "CREATE DATABASE shop;
+# ---- 1. the MySQL side ---------------------------------------------------
+step "1. MariaDB: database shop with customers and orders"
+my "DROP DATABASE IF EXISTS shop;
+CREATE DATABASE shop;
+CREATE TABLE shop.customers (
+  id    int PRIMARY KEY,
+  name  varchar(64) NOT NULL,
+  email varchar(128)
+);
 CREATE TABLE shop.orders (
   id       bigint PRIMARY KEY,
-  customer varchar(64) NOT NULL,
+  customer int NOT NULL,
   amount   decimal(12,2) NOT NULL,
+  status   enum('new','paid','shipped') NOT NULL DEFAULT 'new',
   created  datetime(6) NOT NULL,
   note     json
-);"
-
-step "Transaction 1: three new orders"
-sql "BEGIN;
+);
+INSERT INTO shop.customers VALUES (1, 'alice', 'alice@example.com'), (2, 'bob', NULL), (3, 'chloé', 'chloe@example.fr');
 INSERT INTO shop.orders VALUES
-  (1, 'alice', 19.99, '2024-05-01 10:00:00.123456', '{\"gift\": true, \"items\": [\"book\"]}'),
-  (2, 'bob', 250.00, '2024-05-01 10:05:00.000001', NULL),
-  (3, 'chloé', 7.50, '2024-05-01 10:07:30.5', '{\"coupon\": \"SPRING\"}');
-COMMIT;"
+  (1, 1, 19.99, 'paid', '2024-05-01 10:00:00.123456', '{\"gift\": true, \"items\": [\"book\"]}'),
+  (2, 2, 250.00, 'new', '2024-05-01 10:05:00.000001', NULL);"
 
-step "Transaction 2: update, delete, insert"
-sql "BEGIN;
-UPDATE shop.orders SET amount = amount * 0.9, note = '{\"discount\": 10}' WHERE id = 2;
+# ---- 2. snapshot ---------------------------------------------------------
+step "2. PostgreSQL: the extension, the source, and an initial snapshot"
+bash scripts/postgres.sh psql -q -c "DROP DATABASE IF EXISTS blf_demo" -c "CREATE DATABASE blf_demo" 2>/dev/null
+pg "CREATE EXTENSION binlog_fdw;
+CREATE SERVER shop FOREIGN DATA WRAPPER binlog_fdw
+  OPTIONS (host '127.0.0.1', port '$BLF_MARIADB_PORT', server_id '4101', include '^shop\\.');
+CREATE USER MAPPING FOR CURRENT_USER SERVER shop
+  OPTIONS (user '$BLF_MYSQL_USER', password '$BLF_MYSQL_PASSWORD');
+CREATE SCHEMA shop;"
+pg "SELECT * FROM binlog_fdw.snapshot('shop', ARRAY['shop.customers', 'shop.orders']);"
+pg "\\d shop.orders"
+pg "SELECT binlog_fdw.start('shop') > 0 AS started;"
+for _ in $(seq 1 50); do
+	state=$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "SELECT state FROM binlog_fdw.status WHERE server = 'shop'")
+	[ "$state" = streaming ] && break
+	sleep 0.2
+done
+
+# ---- 3. changes in MariaDB, seen from PostgreSQL -------------------------
+step "3. MariaDB: a transaction of inserts, updates and deletes"
+my "BEGIN;
+INSERT INTO shop.orders VALUES (3, 3, 7.50, 'new', '2024-05-01 10:07:30.5', '{\"coupon\": \"SPRING\"}');
+UPDATE shop.orders SET status = 'shipped', amount = amount * 0.9 WHERE id = 2;
 DELETE FROM shop.orders WHERE id = 1;
-INSERT INTO shop.orders VALUES (4, 'dmitri', 1234567.89, NOW(6), '[1, 2, 3]');
+UPDATE shop.customers SET email = 'bob@example.com' WHERE id = 2;
 COMMIT;"
+sleep 1
+step "   PostgreSQL: peek at the buffered changes through a foreign table (consumes nothing)"
+pg "CREATE FOREIGN TABLE shop_changes (seq bigint, op text, table_name text,
+  primary_key jsonb, before jsonb, after jsonb) SERVER shop;
+SELECT seq, op, table_name, primary_key, after FROM shop_changes WHERE op <> 'begin';"
 
-sql "SELECT * FROM shop.orders ORDER BY id;
-SELECT @@gtid_binlog_pos AS gtid_binlog_pos;"
+# ---- 4. apply ------------------------------------------------------------
+step "4. PostgreSQL: apply them into the tables, exactly once, in this transaction"
+pg "SELECT * FROM binlog_fdw.apply('shop');"
+pg "SELECT * FROM shop.orders ORDER BY id;"
 
-# ---- decoded changes ---------------------------------------------------
-step "Decoded changes: ./binlogcat --host 127.0.0.1 --port $BLF_MARIADB_PORT --user $BLF_MYSQL_USER --password ... --start earliest --until-end"
-if [ ! -x ./binlogcat ]; then
-	echo "binlogcat is not built yet: ./binlogcat does not exist (it is built by 'make';"
-	echo "the tool may not be written yet).  MariaDB is running with the demo data:"
-	echo "  scripts/mariadb.sh sql -e 'SHOW BINLOG EVENTS'"
+# ---- the Canal-style consumer on a second source ------------------------
+step "   Any client can consume changes Canal style: get(), then ack() (a second source)"
+pg "CREATE SERVER feed FOREIGN DATA WRAPPER binlog_fdw
+  OPTIONS (host '127.0.0.1', port '$BLF_MARIADB_PORT', server_id '4102', include '^shop\\.orders\$');
+CREATE USER MAPPING FOR CURRENT_USER SERVER feed
+  OPTIONS (user '$BLF_MYSQL_USER', password '$BLF_MYSQL_PASSWORD');
+SELECT binlog_fdw.start('feed') > 0 AS started;"
+sleep 1
+my "INSERT INTO shop.orders VALUES (4, 1, 1234567.89, 'new', NOW(6), '[1, 2, 3]');"
+sleep 1
+pg "SELECT batch_id, seq, op, table_name, after FROM binlog_fdw.get('feed', 100, 2000);
+SELECT binlog_fdw.rollback('feed') AS batches_rolled_back;  -- un-acked batches come again
+SELECT binlog_fdw.ack('feed', batch_id) AS acked
+  FROM (SELECT DISTINCT batch_id FROM binlog_fdw.get('feed', 100, 2000)) b;"
+pg "SELECT binlog_fdw.stop('feed') AS stopped;"
+
+# ---- 5. continuous mode --------------------------------------------------
+step "5. Continuous mode: an apply worker applies changes as they arrive"
+pg "ALTER SERVER shop OPTIONS (ADD continuous 'true');"
+pg "SELECT binlog_fdw.stop('shop') AS stopped, binlog_fdw.start('shop') > 0 AS restarted;"
+sleep 2
+my "INSERT INTO shop.orders VALUES (5, 2, 42.00, 'paid', NOW(6), NULL);
+UPDATE shop.orders SET status = 'paid' WHERE id = 3;
+INSERT INTO shop.customers VALUES (4, 'dmitri', NULL);"
+for _ in $(seq 1 50); do
+	n=$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "SELECT count(*) FROM shop.customers")
+	[ "$n" = 4 ] && break
+	sleep 0.2
+done
+pg "SELECT server, state, acked_file, acked_pos, lag_seconds, apply_pid IS NOT NULL AS applying,
+       applied_transactions, applied_rows FROM binlog_fdw.status;"
+
+# ---- 6. compare ------------------------------------------------------------
+step "6. Both sides, row for row"
+my "SELECT id, customer, amount, status, created FROM shop.orders ORDER BY id;
+SELECT * FROM shop.customers ORDER BY id;"
+pg "SELECT id, customer, amount, status, created FROM shop.orders ORDER BY id;
+SELECT * FROM shop.customers ORDER BY id;"
+mysum=$(bash scripts/mariadb.sh sql -N -e "SELECT CONCAT_WS('|', COUNT(*), SUM(amount), GROUP_CONCAT(CONCAT(id, ':', status) ORDER BY id)) FROM shop.orders")
+pgsum=$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "SELECT concat_ws('|', count(*), sum(amount), string_agg(id || ':' || status, ',' ORDER BY id)) FROM shop.orders")
+if [ "$mysum" = "$pgsum" ]; then
+	echo "MariaDB and PostgreSQL agree: $pgsum"
+else
+	echo "MISMATCH: MariaDB $mysum, PostgreSQL $pgsum"
 	exit 1
 fi
-./binlogcat --host 127.0.0.1 --port "$BLF_MARIADB_PORT" \
-	--user "$BLF_MYSQL_USER" --password "$BLF_MYSQL_PASSWORD" \
-	--start earliest --until-end
 
-step "Done.  MariaDB is still running: scripts/mariadb.sh sql, scripts/mariadb.sh stop"
+step "Done.  Both servers are still running:
+  bash scripts/mariadb.sh sql                       (MariaDB shell)
+  bash scripts/postgres.sh psql -d blf_demo         (psql)
+  bash scripts/mariadb.sh stop; bash scripts/postgres.sh stop"

@@ -13,7 +13,8 @@ wait4(), user and system CPU seconds and the peak RSS (an upper bound:
 it includes the forked Python image before exec; run.sh takes the RSS it
 reports from /usr/bin/time -v).  stdout goes to
 /dev/null, or to the given file (overwritten each run).  A command that
-exits non-zero stops everything (exit 1).
+exits non-zero stops everything (exit 1).  Per command it reports the best
+(minimum) wall time and the best CPU time (user + system) with their runs.
 """
 import argparse
 import json
@@ -66,8 +67,15 @@ def main():
         v["best"] = best["wall"]
         v["mean"] = sum(r["wall"] for r in runs) / len(runs)
         v["stddev"] = (sum((r["wall"] - v["mean"]) ** 2 for r in runs) / max(1, len(runs) - 1)) ** 0.5
-        v["best_cpu"] = min(r["user"] + r["sys"] for r in runs)
         v["best_run"] = best
+        # CPU time (user + system): what the run itself used, whatever else
+        # ran on its core meanwhile
+        cpu = [r["user"] + r["sys"] for r in runs]
+        best_cpu = min(runs, key=lambda r: r["user"] + r["sys"])
+        v["best_cpu"] = best_cpu["user"] + best_cpu["sys"]
+        v["best_cpu_run"] = best_cpu
+        v["mean_cpu"] = sum(cpu) / len(cpu)
+        v["stddev_cpu"] = (sum((c - v["mean_cpu"]) ** 2 for c in cpu) / max(1, len(cpu) - 1)) ** 0.5
         v["maxrss_kb"] = max(r["maxrss_kb"] for r in runs)
     json.dump({"runs": a.runs, "warmup": a.warmup, "order": [c["name"] for c in cmds],
                "results": res}, open(a.out, "w"), indent=1)

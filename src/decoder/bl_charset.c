@@ -49,6 +49,12 @@
 #include <errno.h>
 #include <iconv.h>
 #include <stdlib.h>
+/* SSE2 (x86-64) for JSON escaping; BL_NO_SIMD selects the portable word
+ * loop (the unit tests build both). */
+#if defined(__SSE2__) && defined(__x86_64__) && !defined(BL_NO_SIMD)
+#define BL_JSON_SSE2 1
+#include <emmintrin.h>
+#endif
 
 /* See bl_charset.h: PostgreSQL's jsonb cannot hold U+0000. */
 bool		bl_json_nul_as_replacement = false;
@@ -788,19 +794,6 @@ static bl_buf bl_scratch;
 static const uint8_t bl_fffd[3] = {0xEF, 0xBF, 0xBD};
 static const char bl_hex[] = "0123456789abcdef";
 
-/*
- * Bytes that go into a JSON string unchanged: printable ASCII other than
- * '"' and '\'.  (Bytes >= 0x80 are judged as UTF-8 elsewhere.)
- */
-static const uint8_t bl_json_plain[256] = {
-	['\x20'] = 1, 1, 0 /* " */ , 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 /* \ */ , 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
-};
-
 #define BL_ONES		UINT64_C(0x0101010101010101)
 #define BL_HIGHS	UINT64_C(0x8080808080808080)
 
@@ -813,9 +806,15 @@ bl_load64(const uint8_t *p)
 	return w;
 }
 
-/* True if none of the 8 bytes needs attention in a JSON string. */
-static inline bool
-bl_json_word_plain(uint64_t w)
+/*
+ * For a little-endian word w: the high bit of each byte that needs
+ * attention in a JSON string (>= 0x80, < 0x20, '"' or '\').  The bytes
+ * above the lowest such byte may be flagged wrongly (borrows), but the
+ * lowest flagged byte is always right and a word without such bytes gives
+ * 0.
+ */
+static inline uint64_t
+bl_json_word_special(uint64_t w)
 {
 	uint64_t	q = w ^ (BL_ONES * 0x22);
 	uint64_t	b = w ^ (BL_ONES * 0x5C);
@@ -825,7 +824,14 @@ bl_json_word_plain(uint64_t w)
 	t |= (w - BL_ONES * 0x20) & ~w; /* a byte < 0x20 */
 	t |= (q - BL_ONES) & ~q;	/* a '"' */
 	t |= (b - BL_ONES) & ~b;	/* a '\' */
-	return (t & BL_HIGHS) == 0;
+	return t & BL_HIGHS;
+}
+
+/* True if none of the 8 bytes needs attention in a JSON string. */
+static inline bool
+bl_json_word_plain(uint64_t w)
+{
+	return bl_json_word_special(w) == 0;
 }
 
 /*
@@ -1262,65 +1268,337 @@ bl_utf8_copy(const uint8_t *in, size_t len, bl_buf *out)
 	bl_buf_terminate(out);
 }
 
-void
-bl_json_escape_utf8(const uint8_t *in, size_t len, bl_buf *out)
+/*
+ * Input bytes escaped per output reservation: each reservation is for the
+ * worst case (6 output bytes per input byte), so it is done once per
+ * chunk, not per character.
+ */
+#define BL_ESC_CHUNK		4096
+
+/*
+ * The careful path for the character at in[i] (in[0..len)): a '"' or '\',
+ * a control character, or UTF-8 (validated; runs of non-ASCII characters
+ * are done in one go while they last and i < lim).  Writes at o, advances
+ * *ip; returns the new output end.
+ */
+static inline uint8_t *
+bl_json_escape_careful(const uint8_t *in, size_t len, size_t lim, size_t *ip,
+					   uint8_t *o)
 {
-	size_t		i = 0;
-	size_t		run = 0;
+	size_t		i = *ip;
+	uint8_t		c = in[i];
+	int			n;
 
-	while (i < len)
+	if (c == '"' || c == '\\')
 	{
-		uint8_t		c;
-		uint8_t		esc[8];
-		int			n;
-
-		while (len - i >= 8 && bl_json_word_plain(bl_load64(in + i)))
-			i += 8;
-		if (i >= len)
-			break;
-		c = in[i];
-		if (bl_json_plain[c])
-		{
-			i++;
-			continue;
-		}
-		if (c < 0x80)
-		{
-			/* control character, '"' or '\' */
-			if (i > run)
-				bl_buf_append(out, in + run, i - run);
-			bl_buf_append(out, esc, (size_t) bl_json_put_escape(c, esc));
-			run = ++i;
-			continue;
-		}
+		o[0] = '\\';
+		o[1] = c;
+		*ip = i + 1;
+		return o + 2;
+	}
+	if (c < 0x80)
+	{
+		/* a control character */
+		*ip = i + 1;
+		return o + bl_json_put_escape(c, o);
+	}
+	do
+	{
 		n = bl_utf8_check(in + i, len - i);
 		if (BL_LIKELY(n > 0))
 		{
 			/* U+2028 and U+2029 are E2 80 A8 and E2 80 A9 */
 			if (BL_UNLIKELY(n == 3 && c == 0xE2 && in[i + 1] == 0x80 &&
 							(in[i + 2] & 0xFE) == 0xA8))
+				o += bl_json_put_escape(in[i + 2] == 0xA8 ? 0x2028 : 0x2029, o);
+			else
 			{
-				if (i > run)
-					bl_buf_append(out, in + run, i - run);
-				n = bl_json_put_escape(in[i + 2] == 0xA8 ? 0x2028 : 0x2029, esc);
-				bl_buf_append(out, esc, (size_t) n);
-				i += 3;
-				run = i;
-				continue;
+				o[0] = c;
+				o[1] = in[i + 1];
+				if (n > 2)
+					o[2] = in[i + 2];
+				if (n > 3)
+					o[3] = in[i + 3];
+				o += n;
 			}
 			i += (size_t) n;
-			continue;
 		}
-		if (i > run)
-			bl_buf_append(out, in + run, i - run);
-		bl_buf_append(out, bl_fffd, 3);
-		i += (size_t) -n;
-		run = i;
+		else
+		{
+			memcpy(o, bl_fffd, 3);
+			o += 3;
+			i += (size_t) -n;
+		}
+	} while (i < lim && (c = in[i]) >= 0x80);
+	*ip = i;
+	return o;
+}
+
+#ifdef BL_JSON_SSE2
+/*
+ * The 16 bytes at in as the body of a JSON string at o, if none of them
+ * is a control character or >= 0x80.  32 bytes must be readable at in.
+ * Returns the output length, or -1 (nothing kept) with *first set to the
+ * index of the first byte that needs the careful path.  The block is
+ * stored whole; each '"' or '\' then gets its backslash and the rest of
+ * the block is stored again one byte further on, from an unaligned load
+ * at the quote.  Up to 32 bytes past the kept output may be written.
+ */
+static inline int
+bl_json_escape_block16(const uint8_t *in, uint8_t *o, unsigned *first)
+{
+	__m128i		x = _mm_loadu_si128((const __m128i *) in);
+	__m128i		ctl = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));	/* signed: also >= 0x80 */
+	__m128i		qb = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+								  _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+	unsigned	mctl = (unsigned) _mm_movemask_epi8(ctl);
+	unsigned	m = (unsigned) _mm_movemask_epi8(qb);
+	uint8_t    *ob = o;
+
+	_mm_storeu_si128((__m128i *) o, x);
+	if (BL_LIKELY((m | mctl) == 0))
+		return 16;
+	if (mctl != 0)
+	{
+		*first = (unsigned) __builtin_ctz(m | mctl);
+		return -1;
 	}
-	if (len > run)
-		bl_buf_append(out, in + run, len - run);
+	do
+	{
+		unsigned	k = (unsigned) __builtin_ctz(m);
+
+		m &= m - 1;
+		ob[k] = '\\';
+		_mm_storeu_si128((__m128i *) (ob + k + 1),
+						 _mm_loadu_si128((const __m128i *) (in + k)));
+		ob++;
+	} while (m);
+	return (int) (ob - o) + 16;
+}
+
+/*
+ * The n (1-8) bytes at in + i as a word (byte k in bits 8k..8k+7), zero
+ * above them, reading nothing outside in[0..len): n < 8 only happens at
+ * the end of the input (i + n == len), where the word is the input's last
+ * 8 bytes shifted down, or assembled from two overlapping 4-byte loads or
+ * single bytes when the input is shorter than 8 bytes.
+ */
+static inline uint64_t
+bl_load_tail_word(const uint8_t *in, size_t i, size_t len, size_t n)
+{
+	uint32_t	a,
+				b;
+
+	if (n == 8)
+		return bl_load64(in + i);
+	if (len >= 8)
+		return bl_load64(in + len - 8) >> (8 * (8 - n));
+	if (n >= 4)
+	{
+		memcpy(&a, in + i, 4);
+		memcpy(&b, in + i + n - 4, 4);
+		return (uint64_t) a | ((uint64_t) b << (8 * (n - 4)));
+	}
+	return (uint64_t) in[i] | ((uint64_t) in[i + n / 2] << (8 * (n / 2))) |
+		((uint64_t) in[i + n - 1] << (8 * (n - 1)));
+}
+
+/*
+ * bl_json_escape_block16 for the n (1-8) bytes of the word w (from
+ * bl_load_tail_word), with the rest of the word after a quote taken from
+ * the register instead of memory.  Up to 16 bytes past the kept output
+ * may be written.
+ */
+static inline int
+bl_json_escape_word(uint64_t w, unsigned n, uint8_t *o, unsigned *first)
+{
+	__m128i		x = _mm_cvtsi64_si128((long long) w);
+	__m128i		ctl = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
+	__m128i		qb = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+								  _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+	unsigned	valid = (1u << n) - 1;
+	unsigned	mctl = (unsigned) _mm_movemask_epi8(ctl) & valid;
+	unsigned	m = (unsigned) _mm_movemask_epi8(qb) & valid;
+	uint8_t    *ob = o;
+
+	memcpy(o, &w, 8);
+	if (BL_LIKELY((m | mctl) == 0))
+		return (int) n;
+	if (mctl != 0)
+	{
+		*first = (unsigned) __builtin_ctz(m | mctl);
+		return -1;
+	}
+	do
+	{
+		unsigned	k = (unsigned) __builtin_ctz(m);
+		uint64_t	rest = w >> (8 * k);
+
+		m &= m - 1;
+		ob[k] = '\\';
+		memcpy(ob + k + 1, &rest, 8);
+		ob++;
+	} while (m);
+	return (int) (ob - o) + (int) n;
+}
+
+/*
+ * Append in[0..len) as the body of a JSON string, 16 bytes at a time
+ * (bl_json_escape_block16) while 32 are left, then 8 at a time from
+ * registers (bl_json_escape_word), so that nothing is read past
+ * in[len - 1]; the careful path takes the characters the fast paths
+ * decline.  (The tail is not copied to a local block: reading a block
+ * back from smaller stores would stall on store forwarding.)
+ */
+void
+bl_json_escape_utf8(const uint8_t *in, size_t len, bl_buf *out)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		lim = len - i > BL_ESC_CHUNK ? i + BL_ESC_CHUNK : len;
+		uint8_t    *o;
+
+		/*
+		 * A step that starts before lim consumes at most 16 bytes, keeps at
+		 * most 6 output bytes per byte consumed and writes at most 32 bytes
+		 * beyond what it keeps.
+		 */
+		if (BL_UNLIKELY(!bl_buf_reserve(out, (lim - i + 16) * 6 + 32)))
+			return;
+		o = (uint8_t *) out->data + out->len;
+		while (i < lim)
+		{
+			size_t		avail = len - i;
+			size_t		step;
+			unsigned	first = 0;
+			int			n;
+
+			if (BL_LIKELY(avail >= 32))
+			{
+				step = 16;
+				n = bl_json_escape_block16(in + i, o, &first);
+			}
+			else
+			{
+				step = avail >= 8 ? 8 : avail;
+				n = bl_json_escape_word(bl_load_tail_word(in, i, len, step),
+										(unsigned) step, o, &first);
+			}
+			if (BL_LIKELY(n >= 0))
+			{
+				o += n;
+				i += step;
+				continue;
+			}
+			o += first;
+			i += first;
+			o = bl_json_escape_careful(in, len, lim, &i, o);
+		}
+		out->len = (size_t) ((char *) o - out->data);
+	}
 	bl_buf_terminate(out);
 }
+
+#else							/* !BL_JSON_SSE2 */
+
+/* w as a little-endian word: byte k of memory in bits 8k..8k+7. */
+static inline uint64_t
+bl_le64(uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
+
+/* The same for bytes >= 0x80 and < 0x20 only (not '"' and '\'). */
+static inline uint64_t
+bl_word_ctl_or_high(uint64_t w)
+{
+	return (w | ((w - BL_ONES * 0x20) & ~w)) & BL_HIGHS;
+}
+
+
+/*
+ * Append in[0..len) as the body of a JSON string, 8 bytes at a time: each
+ * word is stored whole, and a word whose only special bytes are '"' and
+ * '\' is escaped without branches; at the first control character or byte
+ * >= 0x80 (ctz on the word's mask) the careful path takes over.  The last
+ * 1-7 bytes are loaded into a zeroed word, with the mask cut to the bytes
+ * that exist: nothing is read past in[len - 1].
+ */
+void
+bl_json_escape_utf8(const uint8_t *in, size_t len, bl_buf *out)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		lim = len - i > BL_ESC_CHUNK ? i + BL_ESC_CHUNK : len;
+		uint8_t    *o;
+
+		/* as above, with steps of at most 8 bytes */
+		if (BL_UNLIKELY(!bl_buf_reserve(out, (lim - i + 16) * 6 + 32)))
+			return;
+		o = (uint8_t *) out->data + out->len;
+		while (i < lim)
+		{
+			uint64_t	w;
+			uint64_t	m;
+			uint64_t	valid;	/* the bytes of w that are input */
+			size_t		avail = len - i;
+			size_t		adv = avail >= 8 ? 8 : avail;
+
+			if (BL_LIKELY(avail >= 8))
+			{
+				w = bl_le64(bl_load64(in + i));
+				valid = ~UINT64_C(0);
+			}
+			else
+			{
+				w = 0;
+				memcpy(&w, in + i, avail);
+				w = bl_le64(w);
+				valid = (UINT64_C(1) << (8 * avail)) - 1;
+			}
+			m = bl_json_word_special(w) & valid;
+			if (BL_LIKELY(m == 0))
+			{
+				w = bl_le64(w);
+				memcpy(o, &w, 8);
+				o += adv;
+				i += adv;
+				continue;
+			}
+			if ((bl_word_ctl_or_high(w) & valid) == 0)
+			{
+				/* only '"' and '\' among these bytes */
+				for (size_t k = 0; k < adv; k++)
+				{
+					uint8_t		c = in[i + k];
+
+					*o = '\\';
+					o += (c == '"') | (c == '\\');
+					*o++ = c;
+				}
+				i += adv;
+				continue;
+			}
+			adv = (size_t) (__builtin_ctzll(m) >> 3);
+			w = bl_le64(w);
+			memcpy(o, &w, 8);
+			o += adv;
+			i += adv;
+			o = bl_json_escape_careful(in, len, lim, &i, o);
+		}
+		out->len = (size_t) ((char *) o - out->data);
+	}
+	bl_buf_terminate(out);
+}
+#endif							/* BL_JSON_SSE2 */
 
 /* ---------- iconv ---------- */
 

@@ -1,9 +1,11 @@
 /*
  * bl_column_value.c
- *	  Decoding of one column value from a row image into a bl_value.
+ *	  Decoding of row images into bl_values: the NULL bitmap walk and each
+ *	  column's value.
  *
- * This is the decoder's hot path: one call per non-NULL column of every
- * row.  Each case takes its bytes from the cursor in one bounds-checked
+ * This is the decoder's hot path: one step per column of every row image,
+ * in one function so that the per-column decoding is inlined into the
+ * loop.  Each case takes its bytes from the cursor in one bounds-checked
  * step and decodes them without allocating; strings, BLOBs, JSON and
  * DECIMAL stay as pointers into the event (formatting is done on demand
  * by bl_value_text.c).
@@ -157,9 +159,9 @@ decode_datetime2(const bl_column *col, bl_cur *c, bl_value *out)
 	return 0;
 }
 
-int
-bl_column_decode(const bl_column *col, bl_cur *c, bl_value *out,
-				 bool json_partial)
+/* Decode one non-NULL value; advances c.  Returns 0 or -1. */
+static inline int
+column_decode(const bl_column *col, bl_cur *c, bl_value *out, bool json_partial)
 {
 	const uint8_t *p;
 	uint32_t	len;
@@ -365,8 +367,7 @@ bl_column_decode(const bl_column *col, bl_cur *c, bl_value *out,
 		case BL_T_STRING:
 			if ((p = take_prefixed(c, col->length_bytes, &len)) == NULL)
 				return -1;
-			out->kind = (col->charset && bl_charset_is_binary(col->charset)) ?
-				BL_VAL_BINARY : BL_VAL_STRING;
+			out->kind = col->binary ? BL_VAL_BINARY : BL_VAL_STRING;
 			out->v.raw.ptr = p;
 			out->v.raw.len = len;
 			return 0;
@@ -377,8 +378,7 @@ bl_column_decode(const bl_column *col, bl_cur *c, bl_value *out,
 		case BL_T_LONG_BLOB:
 			if ((p = take_prefixed(c, col->length_bytes, &len)) == NULL)
 				return -1;
-			out->kind = (col->charset && bl_charset_is_binary(col->charset)) ?
-				BL_VAL_BINARY : BL_VAL_STRING;
+			out->kind = col->binary ? BL_VAL_BINARY : BL_VAL_STRING;
 			out->v.raw.ptr = p;
 			out->v.raw.len = len;
 			return 0;
@@ -437,4 +437,51 @@ bl_column_decode(const bl_column *col, bl_cur *c, bl_value *out,
 		default:
 			return -1;
 	}
+}
+
+static inline bool
+bit_set(const uint8_t *bits, uint32_t i)
+{
+	return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+int
+bl_image_decode(const bl_table *t, const uint8_t *present, uint32_t npresent,
+				bl_cur *c, bl_value *values, const uint8_t *partial_bits,
+				uint32_t *bad)
+{
+	const uint8_t *nulls = bl_cur_take(c, (npresent + 7) / 8);
+	uint32_t	ncols = t->ncols;
+	uint32_t	k = 0;
+	bool		all = npresent == ncols;
+
+	if (nulls == NULL)
+	{
+		*bad = UINT32_MAX;
+		return -1;
+	}
+	for (uint32_t i = 0; i < ncols; i++)
+	{
+		const bl_column *col = &t->cols[i];
+		bl_value   *v = &values[i];
+
+		if (!all && !bit_set(present, i))
+		{
+			v->kind = BL_VAL_ABSENT;
+			continue;
+		}
+		if (bit_set(nulls, k++))
+		{
+			v->kind = BL_VAL_NULL;
+			continue;
+		}
+		if (BL_UNLIKELY(column_decode(col, c, v,
+									  partial_bits && col->json_ordinal >= 0 &&
+									  bit_set(partial_bits, (uint32_t) col->json_ordinal)) != 0))
+		{
+			*bad = i;
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -1,9 +1,8 @@
 /*
  * bl_compress.c
- *	  Decompression of compressed events and the CRC32 of event checksums:
- *	  MySQL 8.0.20+ TRANSACTION_PAYLOAD (zstd, through libzstd) and MariaDB's
- *	  compressed QUERY and rows events (zlib, through libz, which also
- *	  provides the CRC32 that binlog checksums use).
+ *	  Decompression of compressed events: MySQL 8.0.20+ TRANSACTION_PAYLOAD
+ *	  (zstd, through libzstd) and MariaDB's compressed QUERY and rows events
+ *	  (zlib, through libz).  Event checksums are in bl_crc32.c.
  *
  * MariaDB's compressed block: one header byte (high bit set, bits 4-6 the
  * algorithm, 0 = zlib, bits 0-2 the size of the length field), the
@@ -23,20 +22,6 @@
 
 /* deflate's maximum compression ratio (zlib's documentation: 1032:1). */
 #define BL_DEFLATE_MAX_RATIO	1032
-
-uint32_t
-bl_crc32(uint32_t crc, const uint8_t *data, size_t len)
-{
-	while (len > 0)
-	{
-		uInt		n = len > (1u << 30) ? (1u << 30) : (uInt) len;
-
-		crc = (uint32_t) crc32(crc, data, n);
-		data += n;
-		len -= n;
-	}
-	return crc;
-}
 
 int
 bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,

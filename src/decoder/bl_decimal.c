@@ -10,6 +10,7 @@
  */
 #include "bl_decimal.h"
 #include "bl_cursor.h"
+#include "bl_digits.h"
 
 #include <string.h>
 
@@ -26,15 +27,57 @@ bl_decimal_binary_size(int precision, int scale)
 		(scale / DIG_PER_DEC) * 4 + dig2bytes[scale % DIG_PER_DEC];
 }
 
-/* Write v as exactly `digits` characters, zero-padded, at p. */
-static inline void
-put_digits(char *p, uint32_t v, int digits)
+static const uint32_t pow10_u32[DIG_PER_DEC + 1] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000
+};
+
+/*
+ * Write one group of the integer part: the first group with a non-zero
+ * value without leading zeros, the ones after it zero-padded to their
+ * width, leading zero groups not at all.
+ */
+static inline char *
+put_int_group(char *o, uint32_t v, int digits, bool *started)
 {
-	for (int i = digits - 1; i >= 0; i--)
+	if (*started)
 	{
-		p[i] = (char) ('0' + v % 10);
-		v /= 10;
+		bl_put_fixed(o, v, digits);
+		return o + digits;
 	}
+	if (v == 0)
+		return o;
+	*started = true;
+	return bl_put_u64_digits(o, v);
+}
+
+/*
+ * The group of nb (1-4) bytes at p, big-endian, with the format's sign
+ * handling undone: the top bit of the value's first byte inverted, and
+ * every byte inverted for a negative value (mask all ones).
+ */
+static inline uint32_t
+read_group(const uint8_t *data, const uint8_t *p, int nb, uint32_t mask)
+{
+	uint32_t	v;
+
+	switch (nb)
+	{
+		case 1:
+			v = p[0];
+			break;
+		case 2:
+			v = (uint32_t) p[0] << 8 | p[1];
+			break;
+		case 3:
+			v = (uint32_t) p[0] << 16 | (uint32_t) p[1] << 8 | p[2];
+			break;
+		default:
+			v = (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+			break;
+	}
+	if (p == data)
+		v ^= UINT32_C(0x80) << (8 * (nb - 1));
+	return v ^ (mask >> (32 - 8 * nb));
 }
 
 int
@@ -46,104 +89,93 @@ bl_decimal_to_text(const uint8_t *data, size_t len, int precision, int scale,
 	int			intg_lead = intg % DIG_PER_DEC;
 	int			frac_full = scale / DIG_PER_DEC;
 	int			frac_tail = scale % DIG_PER_DEC;
-	uint8_t		buf[40];
-	uint8_t		mask;
+	uint32_t	mask;
 	bool		neg;
-	char		digits[80];		/* integer digits, at most 65 */
-	int			nd = 0;
-	const uint8_t *p = buf;
+	bool		started = false;
+	uint32_t	nonzero = 0;
+	const uint8_t *p = data;
+	char	   *s;
 	char	   *o;
-	int			first;
 
 	if (precision < 1 || precision > 65 || scale < 0 || scale > precision ||
-		len != (size_t) bl_decimal_binary_size(precision, scale) || len > sizeof(buf))
+		len != (size_t) bl_decimal_binary_size(precision, scale))
 		return -1;
-	memcpy(buf, data, len);
-	neg = !(buf[0] & 0x80);
-	mask = neg ? 0xff : 0x00;
-	buf[0] ^= 0x80;
-	for (size_t i = 0; i < len; i++)
-		buf[i] ^= mask;
+	/* sign, digits and point: at most 1 + 65 + 1 characters */
+	if (!bl_buf_reserve(out, 80))
+		return -1;
+	neg = !(data[0] & 0x80);
+	mask = neg ? UINT32_MAX : 0;
 
-	/* integer part */
+	s = out->data + out->len;
+	o = s;
+	if (neg)
+		*o++ = '-';				/* taken back below if the value is zero */
+
+	/* integer part: a partial group of intg_lead digits, then full groups */
 	if (intg_lead)
 	{
 		int			nb = dig2bytes[intg_lead];
-		uint32_t	v = (uint32_t) bl_load_be(p, nb);
+		uint32_t	v = read_group(data, p, nb, mask);
 
 		if (v >= 1000000000u)
-			return -1;
-		put_digits(digits + nd, v, intg_lead);
-		nd += intg_lead;
+			goto bad;
+		v %= pow10_u32[intg_lead];
+		nonzero |= v;
+		o = put_int_group(o, v, intg_lead, &started);
 		p += nb;
 	}
 	for (int g = 0; g < intg_full; g++)
 	{
-		uint32_t	v = (uint32_t) bl_load_be(p, 4);
+		uint32_t	v = read_group(data, p, 4, mask);
 
 		if (v > 999999999u)
-			return -1;
-		put_digits(digits + nd, v, DIG_PER_DEC);
-		nd += DIG_PER_DEC;
+			goto bad;
+		nonzero |= v;
+		o = put_int_group(o, v, DIG_PER_DEC, &started);
 		p += 4;
 	}
-	first = 0;
-	while (first < nd - 1 && digits[first] == '0')
-		first++;
-
-	if (!bl_buf_reserve(out, (size_t) (nd - first) + (size_t) scale + 5))
-		return -1;
-	o = out->data + out->len;
-	if (nd == 0)
-	{
+	if (!started)
 		*o++ = '0';
-	}
-	else
-	{
-		memcpy(o, digits + first, (size_t) (nd - first));
-		o += nd - first;
-	}
-	/* a negative zero is printed without its sign */
+
 	if (scale > 0)
 	{
 		*o++ = '.';
 		for (int g = 0; g < frac_full; g++)
 		{
-			uint32_t	v = (uint32_t) bl_load_be(p, 4);
+			uint32_t	v = read_group(data, p, 4, mask);
 
 			if (v > 999999999u)
-				return -1;
-			put_digits(o, v, DIG_PER_DEC);
+				goto bad;
+			nonzero |= v;
+			bl_put_fixed(o, v, DIG_PER_DEC);
 			o += DIG_PER_DEC;
 			p += 4;
 		}
 		if (frac_tail)
 		{
 			int			nb = dig2bytes[frac_tail];
-			uint32_t	v = (uint32_t) bl_load_be(p, nb);
+			uint32_t	v = read_group(data, p, nb, mask);
 
 			if (v >= 1000000000u)
-				return -1;
-			put_digits(o, v, frac_tail);
+				goto bad;
+			v %= pow10_u32[frac_tail];
+			nonzero |= v;
+			bl_put_fixed(o, v, frac_tail);
 			o += frac_tail;
 		}
 	}
-	if (neg)
+	/* a negative zero is printed without its sign */
+	if (neg && nonzero == 0)
 	{
-		bool		zero = true;
-		char	   *s = out->data + out->len;
-
-		for (char *q = s; q < o; q++)
-			if (*q >= '1' && *q <= '9')
-				zero = false;
-		if (!zero)
-		{
-			memmove(s + 1, s, (size_t) (o - s));
-			*s = '-';
-			o++;
-		}
+		memmove(s, s + 1, (size_t) (o - s - 1));
+		o--;
 	}
+	*o = '\0';
 	out->len = (size_t) (o - out->data);
-	out->data[out->len] = '\0';
 	return 0;
+
+bad:
+	/* not a decimal: leave out as it was */
+	out->data[out->len] = '\0';
+	return -1;
 }

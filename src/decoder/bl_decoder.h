@@ -98,7 +98,10 @@ typedef struct bl_column
 	uint16_t	pk_prefix;		/* key prefix length, 0 = whole column */
 	uint32_t	collation;		/* 0 = unknown */
 	const bl_charset *charset;	/* NULL = unknown (treated as UTF-8) */
+	bool		binary;			/* charset is 'binary': values are bytes */
 	bl_str		name;			/* ptr NULL = unknown */
+	bool		name_plain;		/* name is printable ASCII without quote or
+								 * backslash: JSON text as it is */
 	uint32_t	n_values;		/* ENUM/SET member strings, if known */
 	bl_str	   *values;
 	uint32_t	geometry_type;

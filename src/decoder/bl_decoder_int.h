@@ -66,9 +66,17 @@ extern void bl_table_cache_free(bl_decoder *dec);
 /* bl_rows.c */
 extern int	bl_decode_rows_event(bl_decoder *dec, bl_event *ev, bl_error *err);
 
-/* bl_column_value.c: decode one non-NULL value; advances c. */
-extern int	bl_column_decode(const bl_column *col, bl_cur *c, bl_value *out,
-							 bool json_partial);
+/*
+ * bl_column_value.c: decode one row image at c into values[0..t->ncols):
+ * the NULL bitmap (one bit per present column; present has t->ncols bits,
+ * npresent of them set) and the present non-NULL values; partial_bits is
+ * non-NULL for the after image of a PARTIAL_UPDATE_ROWS event.  Returns 0,
+ * or -1 with *bad the index of the column whose value is malformed or
+ * truncated (UINT32_MAX: the NULL bitmap is truncated).
+ */
+extern int	bl_image_decode(const bl_table *t, const uint8_t *present,
+							uint32_t npresent, bl_cur *c, bl_value *values,
+							const uint8_t *partial_bits, uint32_t *bad);
 
 /* bl_compress.c */
 extern int	bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,

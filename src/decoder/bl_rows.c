@@ -160,8 +160,8 @@ bl_decode_rows_event(bl_decoder *dec, bl_event *ev, bl_error *err)
 }
 
 /*
- * Decode one image at the cursor into values[0..ncols).  partial_bits is
- * non-NULL for the after image of a PARTIAL_UPDATE_ROWS event.
+ * Decode one image at the cursor into values[0..ncols) (bl_image_decode),
+ * turning a failure into an error that names the row and the column.
  */
 static int
 decode_image(bl_decoder *dec, const bl_rows_event *r, const uint8_t *present,
@@ -169,46 +169,25 @@ decode_image(bl_decoder *dec, const bl_rows_event *r, const uint8_t *present,
 			 const uint8_t *partial_bits, uint64_t pos, bl_error *err)
 {
 	const bl_table *t = r->table;
-	const uint8_t *nulls = bl_cur_take(c, (npresent + 7) / 8);
-	uint32_t	k = 0;
-	bool		all = npresent == t->ncols;
+	uint32_t	i;
+	const bl_column *col;
 
-	if (nulls == NULL)
+	if (BL_LIKELY(bl_image_decode(t, present, npresent, c, values, partial_bits, &i) == 0))
+		return 0;
+	if (i == UINT32_MAX)
 		return bl_decoder_fail(dec, err, pos, BL_ERR_TRUNCATED,
 							   "row %u of %s.%s is truncated in its NULL bitmap",
 							   r->row_index + 1, t->schema.ptr, t->name.ptr);
-	for (uint32_t i = 0; i < t->ncols; i++)
-	{
-		const bl_column *col = &t->cols[i];
-		bl_value   *v = &values[i];
-
-		if (!all && !bit_set(present, i))
-		{
-			v->kind = BL_VAL_ABSENT;
-			continue;
-		}
-		if (bit_set(nulls, k++))
-		{
-			v->kind = BL_VAL_NULL;
-			continue;
-		}
-		if (BL_UNLIKELY(bl_column_decode(col, c,
-										 v,
-										 partial_bits && col->json_ordinal >= 0 &&
-										 bit_set(partial_bits, (uint32_t) col->json_ordinal)) != 0))
-		{
-			if (col->name.ptr)
-				return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
-									   "row %u of %s.%s: value of column %s (%s) is malformed or truncated",
-									   r->row_index + 1, t->schema.ptr, t->name.ptr,
-									   col->name.ptr, bl_mysql_type_name(col->type));
-			return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
-								   "row %u of %s.%s: value of column %u (%s) is malformed or truncated",
-								   r->row_index + 1, t->schema.ptr, t->name.ptr,
-								   i + 1, bl_mysql_type_name(col->type) ? bl_mysql_type_name(col->type) : "unknown");
-		}
-	}
-	return 0;
+	col = &t->cols[i];
+	if (col->name.ptr)
+		return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
+							   "row %u of %s.%s: value of column %s (%s) is malformed or truncated",
+							   r->row_index + 1, t->schema.ptr, t->name.ptr,
+							   col->name.ptr, bl_mysql_type_name(col->type));
+	return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
+						   "row %u of %s.%s: value of column %u (%s) is malformed or truncated",
+						   r->row_index + 1, t->schema.ptr, t->name.ptr,
+						   i + 1, bl_mysql_type_name(col->type) ? bl_mysql_type_name(col->type) : "unknown");
 }
 
 int

@@ -41,6 +41,22 @@
  */
 #define TABLE_CACHE_SOFT_LIMIT	4096
 
+/* A name that JSON output can copy as it is (bl_column.name_plain). */
+static bool
+name_is_plain(const bl_str *name)
+{
+	if (name->ptr == NULL)
+		return false;
+	for (uint32_t i = 0; i < name->len; i++)
+	{
+		uint8_t		c = (uint8_t) name->ptr[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return false;
+	}
+	return true;
+}
+
 /* ---- a tiny arena: every allocation of one table lives in it ---- */
 
 typedef struct arena_chunk
@@ -870,6 +886,11 @@ bl_decode_table_map(bl_decoder *dec, bl_event *ev, bl_error *err)
 	{
 		table_free(t);
 		return -1;
+	}
+	for (uint32_t i = 0; i < ncols; i++)
+	{
+		t->cols[i].name_plain = name_is_plain(&t->cols[i].name);
+		t->cols[i].binary = bl_charset_is_binary(t->cols[i].charset);
 	}
 	if (!cache_put(dec, t))
 	{

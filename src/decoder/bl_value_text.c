@@ -8,6 +8,7 @@
 #include "bl_value_text.h"
 #include "bl_charset.h"
 #include "bl_decimal.h"
+#include "bl_digits.h"
 #include "bl_json_binary.h"
 
 #include <math.h>
@@ -20,27 +21,32 @@ static const char hexdigits[] = "0123456789abcdef";
 void
 bl_buf_put_u64(bl_buf *b, uint64_t v)
 {
-	char		tmp[24];
-	int			n = 0;
+	char	   *o;
 
-	do
-	{
-		tmp[sizeof(tmp) - 1 - n++] = (char) ('0' + v % 10);
-		v /= 10;
-	} while (v);
-	bl_buf_append(b, tmp + sizeof(tmp) - n, (size_t) n);
+	if (BL_UNLIKELY(!bl_buf_reserve(b, 20)))
+		return;
+	o = bl_put_u64_digits(b->data + b->len, v);
+	*o = '\0';
+	b->len = (size_t) (o - b->data);
 }
 
 void
 bl_buf_put_i64(bl_buf *b, int64_t v)
 {
+	char	   *o;
+
+	if (BL_UNLIKELY(!bl_buf_reserve(b, 21)))
+		return;
+	o = b->data + b->len;
 	if (v < 0)
 	{
-		bl_buf_putc(b, '-');
-		bl_buf_put_u64(b, (uint64_t) 0 - (uint64_t) v);
+		*o++ = '-';
+		o = bl_put_u64_digits(o, (uint64_t) 0 - (uint64_t) v);
 	}
 	else
-		bl_buf_put_u64(b, (uint64_t) v);
+		o = bl_put_u64_digits(o, (uint64_t) v);
+	*o = '\0';
+	b->len = (size_t) (o - b->data);
 }
 
 void
@@ -63,66 +69,98 @@ bl_buf_put_hex_json(bl_buf *b, const uint8_t *data, size_t len)
 	b->data[b->len] = '\0';
 }
 
-/* Append v as exactly `digits` decimal digits, zero-padded. */
-static inline void
-put_padded(bl_buf *b, uint32_t v, int digits)
+/*
+ * ".ffffff" with fsp (1-6) digits of usec, nothing for fsp 0: the first
+ * fsp of the six digits of usec % 1000000 (all six are written; the
+ * caller has room).
+ */
+static inline char *
+put_fraction(char *o, uint32_t usec, int fsp)
 {
-	char		tmp[12];
-
-	for (int i = digits - 1; i >= 0; i--)
-	{
-		tmp[i] = (char) ('0' + v % 10);
-		v /= 10;
-	}
-	bl_buf_append(b, tmp, (size_t) digits);
-}
-
-static inline void
-put_fraction(bl_buf *b, uint32_t usec, int fsp)
-{
-	static const uint32_t div[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+	uint32_t	u = usec % 1000000;
 
 	if (fsp <= 0)
-		return;
+		return o;
 	if (fsp > 6)
 		fsp = 6;
-	bl_buf_putc(b, '.');
-	put_padded(b, usec / div[fsp], fsp);
+	*o++ = '.';
+	bl_put2(o, u / 10000);
+	bl_put2(o + 2, (u / 100) % 100);
+	bl_put2(o + 4, u % 100);
+	return o + fsp;
+}
+
+/*
+ * The text of a temporal value at o (at most 32 bytes: "-4294967295:99:99.999999"
+ * or "9999-99-99T99:99:99.999999"); returns the end.  Each field is
+ * written with as many digits as its format has (the last ones, should a
+ * corrupt value have more), except TIME's hours, which can exceed 99.
+ */
+static inline char *
+temporal_text(char *o, bl_value_kind kind, const bl_temporal *t, int fsp, char sep)
+{
+	if (kind == BL_VAL_TIME)
+	{
+		if (t->neg)
+			*o++ = '-';
+		if (t->hour < 100)
+			o = bl_put2(o, t->hour);
+		else
+			o = bl_put_u64_digits(o, t->hour);
+		*o++ = ':';
+		o = bl_put2(o, t->minute % 100u);
+		*o++ = ':';
+		o = bl_put2(o, t->second % 100u);
+		return put_fraction(o, t->usec, fsp);
+	}
+	o = bl_put2(o, (t->year / 100) % 100);
+	o = bl_put2(o, t->year % 100);
+	*o++ = '-';
+	o = bl_put2(o, t->month % 100u);
+	*o++ = '-';
+	o = bl_put2(o, t->day % 100u);
+	if (kind == BL_VAL_DATE)
+		return o;
+	*o++ = sep;
+	o = bl_put2(o, t->hour % 100);
+	*o++ = ':';
+	o = bl_put2(o, t->minute % 100u);
+	*o++ = ':';
+	o = bl_put2(o, t->second % 100u);
+	return put_fraction(o, t->usec, fsp);
 }
 
 void
 bl_temporal_to_text(bl_value_kind kind, const bl_temporal *t, int fsp,
 					char sep, bl_buf *out)
 {
-	if (kind == BL_VAL_TIME)
-	{
-		if (t->neg)
-			bl_buf_putc(out, '-');
-		if (t->hour < 100)
-			put_padded(out, t->hour, 2);
-		else
-			bl_buf_put_u64(out, t->hour);
-		bl_buf_putc(out, ':');
-		put_padded(out, t->minute, 2);
-		bl_buf_putc(out, ':');
-		put_padded(out, t->second, 2);
-		put_fraction(out, t->usec, fsp);
+	char	   *o;
+
+	if (BL_UNLIKELY(!bl_buf_reserve(out, 32)))
 		return;
-	}
-	put_padded(out, t->year, 4);
-	bl_buf_putc(out, '-');
-	put_padded(out, t->month, 2);
-	bl_buf_putc(out, '-');
-	put_padded(out, t->day, 2);
-	if (kind == BL_VAL_DATE)
+	o = temporal_text(out->data + out->len, kind, t, fsp, sep);
+	*o = '\0';
+	out->len = (size_t) (o - out->data);
+}
+
+/* A temporal value as a JSON string, with suffix (may be "") before the
+ * closing quote. */
+static void
+put_temporal_json(bl_buf *out, bl_value_kind kind, const bl_temporal *t, int fsp,
+				  const char *suffix, size_t suffix_len)
+{
+	char	   *o;
+
+	if (BL_UNLIKELY(!bl_buf_reserve(out, 34 + suffix_len)))
 		return;
-	bl_buf_putc(out, sep);
-	put_padded(out, t->hour, 2);
-	bl_buf_putc(out, ':');
-	put_padded(out, t->minute, 2);
-	bl_buf_putc(out, ':');
-	put_padded(out, t->second, 2);
-	put_fraction(out, t->usec, fsp);
+	o = out->data + out->len;
+	*o++ = '"';
+	o = temporal_text(o, kind, t, fsp, 'T');
+	memcpy(o, suffix, suffix_len);
+	o += suffix_len;
+	*o++ = '"';
+	*o = '\0';
+	out->len = (size_t) (o - out->data);
 }
 
 void
@@ -317,18 +355,14 @@ bl_value_to_json(const bl_column *col, const bl_value *v,
 		case BL_VAL_DATE:
 		case BL_VAL_DATETIME:
 		case BL_VAL_TIME:
-			bl_buf_putc(out, '"');
-			bl_temporal_to_text((bl_value_kind) v->kind, &v->v.tm, col->fsp, 'T', out);
-			bl_buf_putc(out, '"');
+			put_temporal_json(out, (bl_value_kind) v->kind, &v->v.tm, col->fsp, "", 0);
 			return 0;
 		case BL_VAL_TIMESTAMP:
 			{
 				bl_temporal t;
 
 				bl_timestamp_to_temporal(v->v.ts.sec, v->v.ts.usec, &t);
-				bl_buf_putc(out, '"');
-				bl_temporal_to_text(BL_VAL_DATETIME, &t, col->fsp, 'T', out);
-				bl_buf_append(out, "+00:00\"", 7);
+				put_temporal_json(out, BL_VAL_DATETIME, &t, col->fsp, "+00:00", 6);
 				return 0;
 			}
 		case BL_VAL_ENUM:
@@ -403,6 +437,23 @@ bl_column_key_json(const bl_table *t, uint32_t i, bl_buf *out)
 {
 	const bl_column *col = &t->cols[i];
 
+	if (col->name_plain)
+	{
+		uint32_t	n = col->name.len;
+		char	   *o;
+
+		if (BL_UNLIKELY(!bl_buf_reserve(out, (size_t) n + 2)))
+			return;
+		o = out->data + out->len;
+		*o++ = '"';
+		for (uint32_t k = 0; k < n; k++)
+			o[k] = col->name.ptr[k];
+		o += n;
+		*o++ = '"';
+		*o = '\0';
+		out->len = (size_t) (o - out->data);
+		return;
+	}
 	bl_buf_putc(out, '"');
 	if (col->name.ptr)
 		bl_json_escape_utf8((const uint8_t *) col->name.ptr, col->name.len, out);
@@ -424,14 +475,35 @@ bl_row_to_json(const bl_table *t, const bl_row *row, const bl_row *before,
 	for (uint32_t i = 0; i < row->ncols; i++)
 	{
 		const bl_value *v = &row->values[i];
+		const bl_column *col = &t->cols[i];
 
 		if (v->kind == BL_VAL_ABSENT)
 			continue;
-		if (!first)
-			bl_buf_putc(out, ',');
+		if (BL_LIKELY(col->name_plain && bl_buf_reserve(out, (size_t) col->name.len + 4)))
+		{
+			/* ,"name": in one go */
+			uint32_t	n = col->name.len;
+			char	   *o = out->data + out->len;
+
+			*o = ',';
+			o += !first;
+			*o++ = '"';
+			for (uint32_t k = 0; k < n; k++)
+				o[k] = col->name.ptr[k];
+			o += n;
+			*o++ = '"';
+			*o++ = ':';
+			*o = '\0';
+			out->len = (size_t) (o - out->data);
+		}
+		else
+		{
+			if (!first)
+				bl_buf_putc(out, ',');
+			bl_column_key_json(t, i, out);
+			bl_buf_putc(out, ':');
+		}
 		first = false;
-		bl_column_key_json(t, i, out);
-		bl_buf_putc(out, ':');
 		if (bl_value_to_json(&t->cols[i], v,
 							 before && before->ncols > i ? &before->values[i] : NULL,
 							 out, err) != 0)

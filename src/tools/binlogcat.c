@@ -7,8 +7,12 @@
  *	  binlogcat [options] --host H --port P --user U --password P --start S
  *
  * Used by the tests, the fuzzer and the benchmarks, and by people who want
- * to look into binlogs.  --values decodes every row to values without
- * printing them (the decoder benchmark).
+ * to look into binlogs.  The decoder benchmark (bench/decoder) times two
+ * modes that print only statistics: --decode-only decodes every column of
+ * every row image to its bl_value (what a consumer of the decoder gets:
+ * integers, temporal fields, pointers to string bytes with their charset),
+ * and --values also formats every value as JSON text into a buffer that is
+ * never written.
  */
 #include "bl_decoder.h"
 #include "bl_event_json.h"
@@ -26,6 +30,8 @@
 typedef enum output_mode
 {
 	OUT_JSONL,
+	OUT_DECODE,					/* decode every value to a bl_value, print
+								 * nothing but statistics */
 	OUT_VALUES,					/* decode and format every value, print
 								 * nothing but statistics */
 	OUT_COUNT					/* count events and rows */
@@ -44,6 +50,8 @@ typedef struct cat_state
 	uint64_t	rows;
 	uint64_t	bytes;
 	uint64_t	unknown;
+	uint64_t	values;			/* --decode-only: values seen */
+	uint64_t	digest;			/* --decode-only: a hash of them */
 	uint64_t	stop_position;
 	bool		quiet;
 } cat_state;
@@ -67,6 +75,99 @@ report_error(const bl_error *err)
 			err->file, err->file[0] ? ":" : "", err->file[0] ? "" : "position ",
 			(unsigned long long) err->position, bl_errcode_name(err->code),
 			err->message);
+}
+
+/*
+ * --decode-only: fold a decoded value into a digest, reading every field
+ * the value has (and the first byte of a string), so that the decoding
+ * cannot be optimised away and two builds can be compared.
+ */
+static inline uint64_t
+digest_value(uint64_t h, const bl_value *v)
+{
+	uint64_t	x = v->kind;
+
+	switch ((bl_value_kind) v->kind)
+	{
+		case BL_VAL_ABSENT:
+		case BL_VAL_NULL:
+			break;
+		case BL_VAL_INT:
+		case BL_VAL_UINT:
+		case BL_VAL_BIT:
+		case BL_VAL_YEAR:
+		case BL_VAL_ENUM:
+		case BL_VAL_SET:
+			x ^= v->v.u << 5;
+			break;
+		case BL_VAL_FLOAT:
+			{
+				uint32_t	bits;
+
+				memcpy(&bits, &v->v.f, 4);
+				x ^= (uint64_t) bits << 5;
+				break;
+			}
+		case BL_VAL_DOUBLE:
+			{
+				uint64_t	bits;
+
+				memcpy(&bits, &v->v.d, 8);
+				x ^= bits << 5;
+				break;
+			}
+		case BL_VAL_DECIMAL:
+		case BL_VAL_STRING:
+		case BL_VAL_BINARY:
+		case BL_VAL_JSON:
+		case BL_VAL_JSON_DIFF:
+		case BL_VAL_GEOMETRY:
+		case BL_VAL_VECTOR:
+			x ^= (uint64_t) v->v.raw.len << 5;
+			if (v->v.raw.len)
+				x ^= (uint64_t) v->v.raw.ptr[0] << 40;
+			break;
+		case BL_VAL_DATE:
+		case BL_VAL_DATETIME:
+		case BL_VAL_TIME:
+			x ^= ((uint64_t) v->v.tm.year << 5) ^ ((uint64_t) v->v.tm.month << 19) ^
+				((uint64_t) v->v.tm.day << 23) ^ ((uint64_t) v->v.tm.hour << 28) ^
+				((uint64_t) v->v.tm.minute << 38) ^ ((uint64_t) v->v.tm.second << 44) ^
+				((uint64_t) v->v.tm.usec << 20) ^ ((uint64_t) v->v.tm.neg << 63);
+			break;
+		case BL_VAL_TIMESTAMP:
+			x ^= ((uint64_t) v->v.ts.sec << 5) ^ ((uint64_t) v->v.ts.usec << 37);
+			break;
+	}
+	return (h ^ x) * UINT64_C(0x100000001b3);
+}
+
+static inline void
+digest_row(cat_state *st, const bl_row *row)
+{
+	uint64_t	h = st->digest;
+
+	for (uint32_t i = 0; i < row->ncols; i++)
+		h = digest_value(h, &row->values[i]);
+	st->digest = h;
+	st->values += row->ncols;
+}
+
+/* --decode-only: decode every row image to values, touch each value. */
+static int
+consume_decode(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
+{
+	bl_row		before,
+				after;
+	int			rc;
+
+	while ((rc = bl_rows_next(dec, &ev->u.rows, &before, &after, err)) == 1)
+	{
+		st->rows++;
+		digest_row(st, &before);
+		digest_row(st, &after);
+	}
+	return rc < 0 ? -1 : 0;
 }
 
 /* --values: decode every row image to values and format each value into
@@ -156,6 +257,10 @@ handle_event(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
 			if (bl_event_to_jsonl(dec, ev, &st->jopts, &st->out, err) != 0)
 				return -1;
 			flush_out(st, false);
+			return 0;
+		case OUT_DECODE:
+			if (bl_event_is_rows(ev->type))
+				return consume_decode(st, dec, ev, err);
 			return 0;
 		case OUT_VALUES:
 			if (bl_event_is_rows(ev->type))
@@ -347,6 +452,7 @@ usage(FILE *to)
 			"Output:\n"
 			"  --rows-only            print only row change events\n"
 			"  --no-columns           do not describe the columns of TABLE_MAP events\n"
+			"  --decode-only          decode every value (no text), print only statistics\n"
 			"  --values               decode and format every value, print only statistics\n"
 			"  --count                count events and rows\n"
 			"  --stats                print statistics to stderr at the end\n"
@@ -363,7 +469,8 @@ usage(FILE *to)
 			"Live (replication protocol):\n"
 			"  --host HOST --port PORT --user USER --password PW (or MYSQL_PWD)\n"
 			"  --server-id N          replica server id to use (default 4000 + pid %% 1000)\n"
-			"  --start WHERE          earliest | current | FILE:POS | gtid:SET (default earliest)\n"
+			"  --start WHERE          earliest | current | FILE:POS | time:SECONDS | time:\"YYYY-MM-DD HH:MM:SS\" (UTC)\n"
+			"                         | gtid:SET (MariaDB D-S-N list or MySQL uuid:N-M set) (default earliest)\n"
 			"  --until-end            stop at the end of the binlog instead of waiting\n"
 			"  --heartbeat SECONDS    heartbeat period (default 5)\n"
 			"  --ssl-mode MODE        disable | prefer | require | verify-ca | verify-full\n"
@@ -378,7 +485,7 @@ main(int argc, char **argv)
 {
 	enum
 	{
-		OPT_ROWS_ONLY = 256, OPT_NO_COLUMNS, OPT_VALUES, OPT_COUNT, OPT_STATS,
+		OPT_ROWS_ONLY = 256, OPT_NO_COLUMNS, OPT_DECODE_ONLY, OPT_VALUES, OPT_COUNT, OPT_STATS,
 		OPT_QUIET, OPT_NO_FOLLOW, OPT_START_POS, OPT_STOP_POS, OPT_NO_VERIFY,
 		OPT_HOST, OPT_PORT, OPT_USER, OPT_PASSWORD, OPT_SERVER_ID, OPT_START,
 		OPT_UNTIL_END, OPT_HEARTBEAT, OPT_SSL_MODE, OPT_SSL_CA, OPT_SSL_CERT,
@@ -387,6 +494,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"rows-only", no_argument, NULL, OPT_ROWS_ONLY},
 		{"no-columns", no_argument, NULL, OPT_NO_COLUMNS},
+		{"decode-only", no_argument, NULL, OPT_DECODE_ONLY},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"count", no_argument, NULL, OPT_COUNT},
 		{"stats", no_argument, NULL, OPT_STATS},
@@ -442,6 +550,9 @@ main(int argc, char **argv)
 				break;
 			case OPT_NO_COLUMNS:
 				st.jopts.table_columns = false;
+				break;
+			case OPT_DECODE_ONLY:
+				st.mode = OUT_DECODE;
 				break;
 			case OPT_VALUES:
 				st.mode = OUT_VALUES;
@@ -570,16 +681,23 @@ main(int argc, char **argv)
 		printf("{\"events\":%llu,\"rows\":%llu,\"bytes\":%llu,\"unknown_events\":%llu}\n",
 			   (unsigned long long) st.events, (unsigned long long) st.rows,
 			   (unsigned long long) st.bytes, (unsigned long long) st.unknown);
-	if (stats || st.mode == OUT_VALUES)
+	if (stats || st.mode == OUT_VALUES || st.mode == OUT_DECODE)
 	{
 		double		secs = (double) (t1.tv_sec - t0.tv_sec) +
 			(double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		bool		to_stdout = st.mode == OUT_VALUES || st.mode == OUT_DECODE;
+		FILE	   *to = to_stdout ? stdout : stderr;
 
-		fprintf(st.mode == OUT_VALUES ? stdout : stderr,
-				"{\"events\":%llu,\"rows\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"rows_per_second\":%.0f,\"mb_per_second\":%.1f}\n",
+		fprintf(to,
+				"{\"events\":%llu,\"rows\":%llu,\"bytes\":%llu,",
 				(unsigned long long) st.events, (unsigned long long) st.rows,
-				(unsigned long long) st.bytes, secs,
-				secs > 0 ? (double) st.rows / secs : 0.0,
+				(unsigned long long) st.bytes);
+		if (st.mode == OUT_DECODE)
+			fprintf(to, "\"values\":%llu,\"digest\":\"%016llx\",",
+					(unsigned long long) st.values, (unsigned long long) st.digest);
+		fprintf(to,
+				"\"seconds\":%.6f,\"rows_per_second\":%.0f,\"mb_per_second\":%.1f}\n",
+				secs, secs > 0 ? (double) st.rows / secs : 0.0,
 				secs > 0 ? (double) st.bytes / secs / 1e6 : 0.0);
 	}
 	bl_decoder_destroy(dec);

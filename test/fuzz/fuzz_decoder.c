@@ -75,13 +75,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bl_decoder_set_file(dec, fuzz_file_name, strlen(fuzz_file_name));
 	fuzz_bufs_init(&b);
 
-	/* a bl_file over the input, as bl_file_open() would have mapped it */
-	memset(&f, 0, sizeof(f));
-	snprintf(f.path, sizeof(f.path), "%s", fuzz_file_name);
-	f.name = f.path;
-	f.data = data;
-	f.size = size;
-	f.pos = magic ? BL_BINLOG_MAGIC_LEN : 0;
+	/* a bl_file over the input image (events are handed out in place) */
+	bl_file_open_memory(&f, fuzz_file_name, data, size,
+						magic ? BL_BINLOG_MAGIC_LEN : 0);
 
 	for (;;)
 	{

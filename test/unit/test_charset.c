@@ -724,6 +724,76 @@ test_json_random(void)
 }
 
 /*
+ * JSON text in strings is dense in quotes: random strings with 0-60% of
+ * '"' and '\\', of every length up to 80 and a few across the escaper's
+ * 4096-byte chunks, appended to a non-empty buffer, against the reference;
+ * with invalid UTF-8 too, where the reference is escaping the utf8mb4
+ * copy (which replaces invalid sequences).  This exercises the 16-byte
+ * blocks, the 8-byte tail words and the careful path at every offset.
+ * (The unit tests build this file twice: with SSE2 and with BL_NO_SIMD.)
+ */
+static void
+test_json_dense(void)
+{
+	static const char *const extra[] = {
+		"\xc3\xa9", "\xe5\xbc\xa0", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\n", "\x01",
+		"\x7f", "\xff", "\xe2\x82", "\xc0\xaf"
+	};
+	int			iter;
+
+	BL_TEST_BEGIN("json escaping of quote-dense text, every length and offset");
+	for (iter = 0; iter < 30000 && !bl_test_case_failed; iter++)
+	{
+		size_t		len = iter < 20000 ? (size_t) (iter % 81) : 4000 + rng() % 9000;
+		uint32_t	quotes = rng() % 61;	/* percent */
+		uint32_t	others = iter % 3 == 0 ? 0 : rng() % 10;	/* percent */
+		uint8_t    *in = malloc(len ? len : 1);
+		size_t		n = 0;
+		bl_buf		got,
+					want,
+					fixed;
+		bl_error	err;
+
+		while (n < len)
+		{
+			uint32_t	r = rng() % 100;
+
+			if (r < quotes)
+				in[n++] = rng() % 4 ? '"' : '\\';
+			else if (r < quotes + others)
+			{
+				const char *p = extra[rng() % (sizeof(extra) / sizeof(extra[0]))];
+				size_t		k = strlen(p);
+
+				if (k > len - n)
+					k = len - n;	/* a cut sequence is invalid UTF-8 */
+				memcpy(in + n, p, k);
+				n += k;
+			}
+			else
+				in[n++] = (uint8_t) (0x20 + rng() % 0x5F);
+		}
+		bl_buf_init(&got);
+		bl_buf_init(&want);
+		bl_buf_init(&fixed);
+		bl_buf_puts(&got, "prefix:");
+		bl_buf_puts(&want, "prefix:");
+		bl_json_escape_utf8(in, len, &got);
+		bl_charset_to_utf8(bl_charset_by_name("utf8mb4"), in, len, &fixed, &err);
+		json_reference((const uint8_t *) fixed.data, fixed.len, &want);
+		if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0)
+			BL_FAIL("length %zu, input %s", len, len <= 200 ? tohex((const char *) in, len) : "(long)");
+		else if (got.data[got.len] != '\0')
+			BL_FAIL("output not NUL-terminated");
+		bl_buf_free(&got);
+		bl_buf_free(&want);
+		bl_buf_free(&fixed);
+		free(in);
+	}
+	BL_TEST_END();
+}
+
+/*
  * Random bytes through every charset: the result is valid UTF-8, the JSON
  * form is a valid JSON string body, and the one-pass JSON conversion
  * equals converting then escaping.
@@ -816,6 +886,7 @@ main(void)
 	test_append_and_terminate();
 	test_long_inputs();
 	test_json_random();
+	test_json_dense();
 	test_fuzz_all_charsets();
 	test_cleanup();
 	bl_charset_cleanup();

@@ -28,7 +28,9 @@ MYSQL_LIBS := $(shell $(MYSQL_CONFIG) --libs)
 
 PG_CPPFLAGS = -I$(srcdir)/src/decoder -I$(srcdir)/src/source -I$(srcdir)/src/pg
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = $(MYSQL_LIBS) -lzstd -lz
+# libisal: CRC32 of event checksums (bl_crc32.c)
+DECODER_LIBS = -lisal -lzstd -lz -lm
+SHLIB_LINK = $(MYSQL_LIBS) $(DECODER_LIBS)
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=.
@@ -58,7 +60,7 @@ $(OBJS) $(OBJS:.o=.bc) src/tools/binlogcat.o: $(HEADERS)
 all: binlogcat
 
 binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(MYSQL_LIBS) -lzstd -lz -lm $(LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $^ $(MYSQL_LIBS) $(DECODER_LIBS) $(LDFLAGS)
 
 install: install-binlogcat
 install-binlogcat: binlogcat
@@ -69,11 +71,18 @@ install-binlogcat: binlogcat
 UNIT_CC ?= clang
 UNIT_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -D_GNU_SOURCE -Isrc/decoder
-UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(sort $(wildcard test/unit/test_*.c)))
+UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(sort $(wildcard test/unit/test_*.c))) \
+	build/unit/test_charset_nosimd
 
 build/unit/%: test/unit/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) test/unit/bl_test.h
 	@mkdir -p build/unit
-	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(DECODER_SRCS) -lzstd -lz -lm
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+
+# the charset tests again with the portable (non-SSE2) JSON escaping
+build/unit/test_charset_nosimd: test/unit/test_charset.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) \
+		test/unit/bl_test.h
+	@mkdir -p build/unit
+	$(UNIT_CC) $(UNIT_CFLAGS) -DBL_NO_SIMD -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
 
 .PHONY: check-unit fuzz
 check-unit: $(UNIT_TESTS)
@@ -86,5 +95,5 @@ build/fuzz/%: test/fuzz/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) \
 		$(wildcard test/fuzz/*.h) test/unit/bl_json_check.h
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) -lzstd -lz -lm
+		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
 fuzz: $(FUZZ_TARGETS)

@@ -128,6 +128,7 @@ CREATE FUNCTION status(
     OUT worker_pid integer,
     OUT state text,
     OUT connected_since timestamptz,
+    OUT source_host text,
     OUT source_version text,
     OUT binlog_format text,
     OUT read_file text,
@@ -200,22 +201,7 @@ CREATE FUNCTION map_table(
     conflict text DEFAULT NULL,
     skip boolean DEFAULT false)
 RETURNS void
-LANGUAGE sql
-AS $$
-  INSERT INTO binlog_fdw.table_mapping AS m
-    (server_name, source_schema, source_table, target_schema, target_table,
-     key_columns, conflict, skip)
-  SELECT map_table.server, split_part(map_table.source, '.', 1),
-         substr(map_table.source, length(split_part(map_table.source, '.', 1)) + 2),
-         n.nspname, c.relname, map_table.key_columns, map_table.conflict, map_table.skip
-    FROM (SELECT 1) dummy
-    LEFT JOIN pg_class c ON c.oid = map_table.target
-    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
-  ON CONFLICT (server_name, source_schema, source_table) DO UPDATE
-    SET target_schema = excluded.target_schema, target_table = excluded.target_table,
-        key_columns = excluded.key_columns, conflict = excluded.conflict,
-        skip = excluded.skip;
-$$;
+AS 'MODULE_PATHNAME', 'binlog_fdw_map_table' LANGUAGE C;
 COMMENT ON FUNCTION map_table(text, text, regclass, text[], text, boolean) IS
   'map MySQL table "db.table" to a PostgreSQL table (or skip it), with its key and conflict policy';
 

@@ -13,6 +13,8 @@ PACKAGES=(
 	mariadb-server mariadb-client default-libmysqlclient-dev
 	# libraries the extension links with
 	libssl-dev libzstd-dev zlib1g-dev
+	# ISA-L: fast CRC32 of binlog event checksums
+	libisal-dev
 	# build and test tools (TAP tests need IPC::Run)
 	libipc-run-perl pkg-config make gcc
 	# clang 14 with libFuzzer and sanitizer runtimes

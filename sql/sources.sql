@@ -51,6 +51,25 @@ CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (connect_timeout '0');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (ssl_mode 'maybe');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (ssl_mode 'REQUIRED');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '');
+-- host lists: host[:port],... (IPv6 with a port in brackets)
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1,');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1,,db2');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host ' , db2');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:0');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:65536');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:33x6');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host ':3306');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db 1');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1/x:3306');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '[::1');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '[::1]3307');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '[db1]:3307');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1,DB1');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:3307,db2,db1:3307');
+-- the same server twice once the port option is applied
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'db1:3307,db1', port '3307');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q');
 SELECT count(*) AS bad_servers FROM pg_foreign_server WHERE srvname = 'bad';
 
 -- ---------------------------------------------------------------------
@@ -73,6 +92,14 @@ ALTER SERVER s OPTIONS (SET ssl_mode 'prefer');
 ALTER SERVER s OPTIONS (SET ssl_mode 'require');
 ALTER SERVER s OPTIONS (SET ssl_mode 'verify-ca');
 ALTER SERVER s OPTIONS (SET port '65535', SET server_id '1', SET heartbeat '3600');
+ALTER SERVER s OPTIONS (SET host 'db1.example.com:3307, db2.example.com,10.0.0.3:3308');
+ALTER SERVER s OPTIONS (SET host '::1');
+ALTER SERVER s OPTIONS (SET host '[::1]:3307,[fe80::1%eth0],db_2');
+ALTER SERVER s OPTIONS (SET host 'db1:3306,db1:3307');
+-- a list that repeats a server once the port changes
+ALTER SERVER s OPTIONS (SET host 'db1:3307,db1');
+ALTER SERVER s OPTIONS (SET port '3307');
+ALTER SERVER s OPTIONS (SET host 'db1.example.com');
 -- and the checks apply to ALTER too
 ALTER SERVER s OPTIONS (ADD bogus 'x');
 ALTER SERVER s OPTIONS (SET port '0');
@@ -173,6 +200,30 @@ SELECT binlog_fdw.stop('down') AS stopped_again;
 SELECT * FROM binlog_fdw.get('down');
 SELECT binlog_fdw.reset('down');
 SELECT count(*) AS positions FROM binlog_fdw.source_state;
+
+-- a host list of servers that are all down: the worker tries each in
+-- turn; status shows the host tried and the error names it
+CREATE SERVER downlist FOREIGN DATA WRAPPER binlog_fdw
+    OPTIONS (host '127.0.0.1:1,127.0.0.1:2', server_id '9004', connect_timeout '1');
+CREATE USER MAPPING FOR current_user SERVER downlist OPTIONS (user 'repl', password 'repl');
+SELECT binlog_fdw.start('downlist') > 0 AS started;
+DO $$
+BEGIN
+  FOR i IN 1..100 LOOP
+    PERFORM 1 FROM binlog_fdw.status
+      WHERE server = 'downlist' AND last_error LIKE '%127.0.0.1:2%';
+    EXIT WHEN FOUND;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT source_host IN ('127.0.0.1:1', '127.0.0.1:2') AS host_shown,
+       last_error ~ '^source "downlist", host 127\.0\.0\.1:([12]): could not connect to 127\.0\.0\.1:\1 ' AS error_names_host
+  FROM binlog_fdw.status WHERE server = 'downlist';
+SELECT binlog_fdw.stop('downlist') AS stopped;
+SELECT binlog_fdw.reset('downlist');
+SET client_min_messages = warning;
+DROP SERVER downlist CASCADE;
+RESET client_min_messages;
 
 -- dropping the server of a running source stops it and forgets its
 -- position and table mappings (a new server of that name starts afresh)

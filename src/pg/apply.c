@@ -13,7 +13,10 @@
  * part of a MySQL transaction.  A MySQL transaction larger than the ring
  * is applied in pieces within this one transaction: its ring space is
  * released as it goes, and should this transaction abort the worker
- * rewinds to the durable position.
+ * rewinds to the durable position.  Should it abort otherwise (or a
+ * savepoint around apply() roll back), the changes it took come again.
+ * A DDL statement is applied only as the first change of a call, so that a
+ * statement that fails is the next change, the one skip_change() skips.
  */
 #include "binlog_fdw.h"
 #include "blpg_apply.h"
@@ -35,6 +38,7 @@ PG_FUNCTION_INFO_V1(binlog_fdw_apply);
 PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
 
 #define APPLY_CHUNK 20000		/* changes per batch taken from the ring */
+#define MAX_APPLY_SECONDS 86400	/* max_seconds and wait_seconds: a day at most */
 
 void
 blpg_apply_options_load(Oid serverid, blpg_apply_options *opts)
@@ -90,12 +94,15 @@ blpg_apply_options_load(Oid serverid, blpg_apply_options *opts)
 
 /*
  * Apply the changes first..last of our batch, reading its entries in place
- * in the ring from start_off.
+ * in the ring from start_off.  A DDL change is applied only as the first
+ * change of an apply() call: after other changes, *stop_before is set to
+ * its sequence and nothing from it on is applied (so that when it fails,
+ * it is the next change, which skip_change() skips).
  */
 static void
 apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 			  uint64 last, const char *server_name, bool *in_txn,
-			  blpg_apply_result *res, int64 *commit_ts_us)
+			  blpg_apply_result *res, int64 *commit_ts_us, uint64 *stop_before)
 {
 	bl_decoder *dec = blpg_canonical_decoder();
 	uint64		off = start_off;
@@ -130,6 +137,11 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 					*commit_ts_us = e->commit_ts_us;
 				break;
 			case BLPG_ENTRY_DDL:
+				if (e->seq_first > first || res->transactions > 0)
+				{
+					*stop_before = e->seq_first;
+					return;
+				}
 				blpg_apply_ddl(ts, &v, server_name);
 				res->transactions++;
 				res->ddl++;
@@ -194,6 +206,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	memset(res, 0, sizeof(*res));
+	/* what an aborted apply() of this session took comes again */
+	blpg_consume_rollback_own(slot);
 	blpg_apply_options_load(server->serverid, &opts);
 	ts = blpg_targets_create(server->servername, &opts);
 	initStringInfo(&buf);
@@ -206,6 +220,7 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 					start_off;
 		int			chunk = (int) Min((int64) APPLY_CHUNK, Max((int64) 1, max_changes - res->rows));
 		bool		slept = false;
+		uint64		stop_before;
 
 		if (in_txn)
 			chunk = APPLY_CHUNK;	/* finish the transaction, and stop there */
@@ -232,8 +247,17 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		if (slept)
 			ConditionVariableCancelSleep();
 
+		stop_before = 0;
 		apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
-					  &commit_ts_us);
+					  &commit_ts_us, &stop_before);
+		if (stop_before)
+		{
+			/* a DDL after other changes: the next apply() begins with it */
+			blpg_consume_trim(slot, batch_id, stop_before - 1);
+			if (stop_before > first)
+				blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
+			break;
+		}
 		if (!in_txn)
 			blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
 		else
@@ -256,7 +280,7 @@ done:
 Datum
 binlog_fdw_apply(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *name;
 	int64		max_changes = PG_ARGISNULL(1) ? 100000 : PG_GETARG_INT64(1);
 	double		max_seconds = PG_ARGISNULL(2) ? 10 : PG_GETARG_FLOAT8(2);
 	double		wait_seconds = PG_ARGISNULL(3) ? 0 : PG_GETARG_FLOAT8(3);
@@ -265,9 +289,24 @@ binlog_fdw_apply(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8] = {0};
 
+	/* NULL bounds take their defaults; the server is needed */
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (max_changes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_changes must be at least 1")));
+	if (!(max_seconds >= 0 && max_seconds <= MAX_APPLY_SECONDS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_seconds must be between 0 and %d", MAX_APPLY_SECONDS)));
+	if (!(wait_seconds >= 0 && wait_seconds <= MAX_APPLY_SECONDS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_seconds must be between 0 and %d", MAX_APPLY_SECONDS)));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	blpg_apply_run(name, Max(max_changes, 1), (int64) (max_seconds * 1000),
+	blpg_apply_run(name, max_changes, (int64) (max_seconds * 1000),
 				   (int64) (wait_seconds * 1000), &res);
 	values[0] = Int64GetDatum(res.transactions);
 	values[1] = Int64GetDatum(res.rows);
@@ -302,6 +341,7 @@ binlog_fdw_skip_change(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	initStringInfo(&buf);
+	blpg_consume_rollback_own(slot);
 	if (!blpg_consume_take(slot, 1, false, &buf, &first, &last, &batch_id, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),

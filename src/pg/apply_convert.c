@@ -71,16 +71,16 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 			cc->kind = BLPG_CONV_DATE;
 			break;
 		case TIMESTAMPOID:
-			cc->kind = typmod < 0 || typmod == 6 ? BLPG_CONV_TIMESTAMP : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_TIMESTAMP;
 			break;
 		case TIMESTAMPTZOID:
-			cc->kind = typmod < 0 || typmod == 6 ? BLPG_CONV_TIMESTAMPTZ : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_TIMESTAMPTZ;
 			break;
 		case TIMEOID:
-			cc->kind = typmod < 0 || typmod == 6 ? BLPG_CONV_TIME : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_TIME;
 			break;
 		case INTERVALOID:
-			cc->kind = typmod < 0 ? BLPG_CONV_INTERVAL : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_INTERVAL;
 			break;
 		case JSONBOID:
 			cc->kind = BLPG_CONV_JSONB;
@@ -517,9 +517,17 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 			if (v->kind == BL_VAL_BINARY || v->kind == BL_VAL_STRING ||
 				v->kind == BL_VAL_GEOMETRY || v->kind == BL_VAL_VECTOR)
 			{
-				bytea	   *b = palloc(VARHDRSZ + v->v.raw.len);
+				size_t		len = v->v.raw.len;
+				bytea	   *b;
 
-				SET_VARSIZE(b, VARHDRSZ + v->v.raw.len);
+				/*
+				 * BINARY(n) (and MariaDB's INET6, UUID): the binlog drops
+				 * trailing zero bytes that the column holds.
+				 */
+				if (v->kind == BL_VAL_BINARY && col->type == BL_T_STRING && col->max_length > len)
+					len = col->max_length;
+				b = palloc0(VARHDRSZ + len);
+				SET_VARSIZE(b, VARHDRSZ + len);
 				memcpy(VARDATA(b), v->v.raw.ptr, v->v.raw.len);
 				return PointerGetDatum(b);
 			}
@@ -561,7 +569,9 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 					TIMESTAMP_NOBEGIN(ts);
 					return TimestampGetDatum(ts);
 				}
-				return TimestampGetDatum(temporal_to_timestamp(cc, &v->v.tm));
+				ts = temporal_to_timestamp(cc, &v->v.tm);
+				AdjustTimestampForTypmod(&ts, cc->typmod);
+				return TimestampGetDatum(ts);
 			}
 			if (v->kind == BL_VAL_TIMESTAMP)
 			{
@@ -577,14 +587,16 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 					TIMESTAMP_NOBEGIN(ts);
 					return TimestampTzGetDatum(ts);
 				}
-				return TimestampTzGetDatum(unix_to_timestamptz(v->v.ts.sec, v->v.ts.usec));
+				ts = unix_to_timestamptz(v->v.ts.sec, v->v.ts.usec);
+				AdjustTimestampForTypmod(&ts, cc->typmod);
+				return TimestampTzGetDatum(ts);
 			}
 			break;
 		case BLPG_CONV_TIME:
 			if (v->kind == BL_VAL_TIME)
 			{
 				const bl_temporal *t = &v->v.tm;
-				int64		us = (((int64) t->hour * 60 + t->minute) * 60 + t->second) * USECS_PER_SEC + t->usec;
+				TimeADT		us = (((int64) t->hour * 60 + t->minute) * 60 + t->second) * USECS_PER_SEC + t->usec;
 
 				if (t->neg || us > USECS_PER_DAY)
 					ereport(ERROR,
@@ -592,6 +604,7 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 							 errmsg("TIME value %s%u:%02u:%02u is outside the range of column \"%s\" of type time",
 									t->neg ? "-" : "", t->hour, t->minute, t->second, cc->name),
 							 errhint("Map MySQL TIME to interval (the source's time_type option) to keep negative and over-24-hour values.")));
+				AdjustTimeForTypmod(&us, cc->typmod);
 				return TimeADTGetDatum(us);
 			}
 			break;
@@ -604,6 +617,9 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				iv->time = (((int64) t->hour * 60 + t->minute) * 60 + t->second) * USECS_PER_SEC + t->usec;
 				if (t->neg)
 					iv->time = -iv->time;
+				if (cc->typmod >= 0)
+					return DirectFunctionCall2(interval_scale, IntervalPGetDatum(iv),
+											   Int32GetDatum(cc->typmod));
 				return IntervalPGetDatum(iv);
 			}
 			break;

@@ -11,17 +11,26 @@
  *	      in a schema that exists in PostgreSQL (after schema_map)
  *	  DROP TABLE [IF EXISTS] t [, ...]
  *	  RENAME TABLE a TO b [, ...]     ALTER TABLE a RENAME [TO|AS] b
+ *	      (the table_mapping row follows; a table mapped elsewhere keeps
+ *	      its target and only the mapping is renamed)
  *	  TRUNCATE [TABLE] t
  *	  ALTER TABLE t ADD [COLUMN] c type ... | ADD [COLUMN] (c type, ...)
+ *	              (NOT NULL without DEFAULT: rows already there get MySQL's
+ *	              implicit default)
  *	              | DROP [COLUMN] c | MODIFY [COLUMN] c type ...
  *	              | CHANGE [COLUMN] old new type ... | RENAME COLUMN a TO b
  *	              | ALTER [COLUMN] c SET DEFAULT v | DROP DEFAULT
  *	              | index and key clauses (no effect on the data: ignored)
+ *	              | partition clauses that move no rows in or out: ignored
  *
- * Statements about tables that are not synced are ignored.  A statement
- * about a synced table that is not understood stops apply with an error
- * naming the statement and its binlog position; after fixing the target the
- * user skips it with binlog_fdw.skip_change() (or fixes and retries).
+ * Statements about tables that are not synced are ignored, and so are
+ * triggers (with row-based binlogs their changes come as rows events).  A
+ * statement about a synced table that is not understood, or that changes
+ * rows without rows events (DROP/TRUNCATE/EXCHANGE/CONVERT PARTITION,
+ * DISCARD/IMPORT TABLESPACE), stops apply with an error naming the
+ * statement and its binlog position; after fixing the target the user skips
+ * it with binlog_fdw.skip_change() (or fixes and retries).  Errors while a
+ * translation runs name the MySQL statement and position too.
  *
  * Identifiers are quoted on the PostgreSQL side with quote_identifier():
  * names with quotes, semicolons or spaces are applied as names, never as
@@ -29,6 +38,7 @@
  */
 #include "binlog_fdw.h"
 #include "blpg_apply.h"
+#include "blpg_state.h"
 #include "blpg_typemap.h"
 
 #include "bl_charset.h"
@@ -355,7 +365,31 @@ typedef struct ddl_ctx
 	const char *db;				/* default database of the statement */
 	List	   *commands;		/* PostgreSQL statements to run */
 	bool		touched;		/* some statement is about a synced table */
+	const char *running;		/* the PostgreSQL statement being run */
+	char	   *mysql_type;		/* type of the last column_def() */
 } ddl_ctx;
+
+/*
+ * Errors name the source and the binlog position, and while a translation
+ * runs (SPI names the PostgreSQL statement) the MySQL statement too.
+ */
+static void
+ddl_error_context(void *arg)
+{
+	ddl_ctx    *c = arg;
+	const blpg_entry_view *v = c->v;
+
+	if (c->running)
+		errcontext("translated DDL statement of source \"%s\" at binlog %.*s position %llu%s%.*s: %s",
+				   c->server_name, (int) v->e->file_len, v->file,
+				   (unsigned long long) v->e->event_pos,
+				   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid, c->sql);
+	else
+		errcontext("DDL statement of source \"%s\" at binlog %.*s position %llu%s%.*s",
+				   c->server_name, (int) v->e->file_len, v->file,
+				   (unsigned long long) v->e->event_pos,
+				   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
+}
 
 static void
 ddl_unsupported(ddl_ctx *c, const char *why)
@@ -364,11 +398,8 @@ ddl_unsupported(ddl_ctx *c, const char *why)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot apply DDL statement of source \"%s\": %s", c->server_name, why),
 			 errdetail("Statement: %s", c->sql),
-			 errcontext("binlog %.*s position %llu%s%.*s", (int) c->v->e->file_len, c->v->file,
-						(unsigned long long) c->v->e->event_pos,
-						c->v->e->gtid_len ? ", GTID " : "", (int) c->v->e->gtid_len, c->v->gtid),
-			 errhint("Change the target table by hand to match, then skip the statement with SELECT binlog_fdw.skip_change('%s') and apply again.",
-					 c->server_name)));
+			 errhint("Change the target table by hand to match, then skip the statement with SELECT binlog_fdw.skip_change(%s) and apply again.",
+					 quote_literal_cstr(c->server_name))));
 }
 
 /* The PostgreSQL schema of a MySQL database (after schema_map). */
@@ -387,20 +418,36 @@ pg_schema(ddl_ctx *c, const char *db)
 	return db;
 }
 
-/* The target of db.name if it exists: a mapping or the same name. */
-static bool
-synced_table(ddl_ctx *c, const char *db, const char *name, char **qualified)
+/*
+ * A source table's row of binlog_fdw.table_mapping, read and changed as the
+ * extension's owner (the applying role needs no privileges on it).
+ */
+typedef struct mapping_call
 {
-	const char *schema;
-	Oid			nsp;
-	Oid			rel = InvalidOid;
+	const char *server_name;
+	const char *db;
+	const char *name;
+	const char *new_db;			/* rename: the new name */
+	const char *new_name;
+	bool		retarget;		/* rename: the target follows the new name */
+	MemoryContext cxt;			/* for the results */
+	bool		found;
+	char	   *target_schema;	/* NULL: the default */
+	char	   *target_table;
+	bool		skip;
+} mapping_call;
+
+static void
+mapping_get_fn(void *arg)
+{
+	mapping_call *m = arg;
 	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 
-	/* a mapping overrides */
-	args[0] = CStringGetTextDatum(c->server_name);
-	args[1] = CStringGetTextDatum(db);
-	args[2] = CStringGetTextDatum(name);
+	args[0] = CStringGetTextDatum(m->server_name);
+	args[1] = CStringGetTextDatum(m->db);
+	args[2] = CStringGetTextDatum(m->name);
+	m->found = false;
 	if (SPI_execute_with_args("SELECT target_schema, target_table, skip FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
 							  3, argtypes, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
@@ -409,14 +456,73 @@ synced_table(ddl_ctx *c, const char *db, const char *name, char **qualified)
 		char	   *tt = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 		char	   *skip = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 
-		if (skip && skip[0] == 't')
+		m->found = true;
+		m->target_schema = ts ? MemoryContextStrdup(m->cxt, ts) : NULL;
+		m->target_table = tt ? MemoryContextStrdup(m->cxt, tt) : NULL;
+		m->skip = skip && skip[0] == 't';
+	}
+}
+
+/* The mapping of a renamed table follows it (a stale row of the new name goes). */
+static void
+mapping_rename_fn(void *arg)
+{
+	mapping_call *m = arg;
+	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+	Datum		args[7];
+
+	args[0] = CStringGetTextDatum(m->server_name);
+	args[1] = CStringGetTextDatum(m->db);
+	args[2] = CStringGetTextDatum(m->name);
+	args[3] = CStringGetTextDatum(m->new_db);
+	args[4] = CStringGetTextDatum(m->new_name);
+	args[5] = BoolGetDatum(m->retarget);
+	args[6] = CStringGetTextDatum(m->target_schema ? m->target_schema : "");
+	if (SPI_execute_with_args("DELETE FROM binlog_fdw.table_mapping "
+							  "WHERE server_name = $1 AND source_schema = $4 AND source_table = $5 "
+							  "AND ($2, $3) <> ($4, $5)",
+							  5, argtypes, args, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET source_schema = $4, source_table = $5, "
+							  "target_schema = CASE WHEN $6 THEN $7 ELSE target_schema END, "
+							  "target_table = CASE WHEN $6 THEN $5 ELSE target_table END "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
+							  7, argtypes, args, NULL, false, 0) < 0)
+		elog(ERROR, "could not update binlog_fdw.table_mapping");
+}
+
+static void
+get_mapping(ddl_ctx *c, const char *db, const char *name, mapping_call *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->server_name = c->server_name;
+	m->db = db;
+	m->name = name;
+	m->cxt = CurrentMemoryContext;
+	blpg_run_as_owner(mapping_get_fn, m);
+}
+
+/* The target of db.name if it exists: a mapping or the same name. */
+static bool
+synced_table(ddl_ctx *c, const char *db, const char *name, char **qualified)
+{
+	const char *schema;
+	Oid			nsp;
+	Oid			rel = InvalidOid;
+	mapping_call m;
+
+	/* a mapping overrides */
+	get_mapping(c, db, name, &m);
+	if (m.found)
+	{
+		if (m.skip)
 			return false;
-		if (ts && tt)
+		if (m.target_schema && m.target_table)
 		{
-			nsp = get_namespace_oid(ts, true);
-			if (OidIsValid(nsp) && OidIsValid(get_relname_relid(tt, nsp)))
+			nsp = get_namespace_oid(m.target_schema, true);
+			if (OidIsValid(nsp) && OidIsValid(get_relname_relid(m.target_table, nsp)))
 			{
-				*qualified = psprintf("%s.%s", quote_identifier(ts), quote_identifier(tt));
+				*qualified = psprintf("%s.%s", quote_identifier(m.target_schema),
+									  quote_identifier(m.target_table));
 				return true;
 			}
 			return false;
@@ -461,6 +567,7 @@ column_def(ddl_ctx *c, parser *p, const char *col, bool *pk, bool for_alter_type
 	while (is_kw(p, "unsigned") || is_kw(p, "signed") || is_kw(p, "zerofill") ||
 		   is_kw(p, "precision") || is_kw(p, "varying"))
 		appendStringInfo(&type, " %s", next(p)->text);
+	c->mysql_type = type.data;
 	pgtype = blpg_map_type(type.data, c->opts);
 	if (pgtype == NULL)
 		ddl_unsupported(c, psprintf("column \"%s\" has type %s, which has no mapping", col, type.data));
@@ -666,14 +773,54 @@ drop_table(ddl_ctx *c, parser *p)
 	} while (accept_punct(p, ","));
 }
 
+/*
+ * Run the PostgreSQL statements queued so far; queued triggers fire and the
+ * targets close before tables change.
+ */
+static void
+run_commands(ddl_ctx *c)
+{
+	ListCell   *lc;
+
+	if (c->commands == NIL)
+		return;
+	blpg_targets_invalidate(c->ts);
+	foreach(lc, c->commands)
+	{
+		const char *cmd = lfirst(lc);
+
+		elog(DEBUG1, "binlog_fdw source %s: %s", c->server_name, cmd);
+		c->running = cmd;
+		if (SPI_execute(cmd, false, 0) < 0)
+			ddl_unsupported(c, psprintf("PostgreSQL statement failed: %s", cmd));
+		c->running = NULL;
+	}
+	list_free(c->commands);
+	c->commands = NIL;
+	CommandCounterIncrement();
+	blpg_targets_invalidate(c->ts);
+}
+
 static void
 rename_one(ddl_ctx *c, const char *db, const char *name, const char *ndb, const char *nname)
 {
 	char	   *q;
+	mapping_call m;
 
 	if (!synced_table(c, db, name, &q))
 		return;
 	c->touched = true;
+	get_mapping(c, db, name, &m);
+	m.new_db = ndb;
+	m.new_name = nname;
+	if (m.found && m.target_schema && m.target_table &&
+		(strcmp(m.target_schema, pg_schema(c, db)) != 0 || strcmp(m.target_table, name) != 0))
+	{
+		/* mapped elsewhere by the user: the target stays, the mapping follows */
+		m.retarget = false;
+		blpg_run_as_owner(mapping_rename_fn, &m);
+		return;
+	}
 	if (strcmp(pg_schema(c, db), pg_schema(c, ndb)) != 0)
 		c->commands = lappend(c->commands, psprintf("ALTER TABLE %s SET SCHEMA %s", q,
 													quote_identifier(pg_schema(c, ndb))));
@@ -682,6 +829,15 @@ rename_one(ddl_ctx *c, const char *db, const char *name, const char *ndb, const 
 							  psprintf("ALTER TABLE %s.%s RENAME TO %s",
 									   quote_identifier(pg_schema(c, ndb)), quote_identifier(name),
 									   quote_identifier(nname)));
+	if (m.found)
+	{
+		/* the mapping (the snapshot's position) follows the table */
+		m.retarget = true;
+		m.target_schema = (char *) pg_schema(c, ndb);
+		blpg_run_as_owner(mapping_rename_fn, &m);
+	}
+	/* now: a later pair of the same statement may use the new name */
+	run_commands(c);
 }
 
 static void
@@ -718,6 +874,170 @@ truncate_table(ddl_ctx *c, parser *p)
 	}
 }
 
+/*
+ * MySQL's implicit default of a NOT NULL column without DEFAULT, which the
+ * rows already there get when it is added (NULL: none that fits).
+ */
+static char *
+implicit_default(ddl_ctx *c, const char *pgtype)
+{
+	const char *t = c->mysql_type ? c->mysql_type : "";
+
+	if (pg_strncasecmp(t, "enum", 4) == 0)
+	{
+		/* the first member */
+		parser		ep;
+
+		tokenize(&ep, t);
+		next(&ep);
+		if (accept_punct(&ep, "(") && peek(&ep)->kind == T_STRING)
+			return quote_literal_cstr(peek(&ep)->text);
+		return NULL;
+	}
+	if (strcmp(pgtype, "smallint") == 0 || strcmp(pgtype, "integer") == 0 ||
+		strcmp(pgtype, "bigint") == 0 || strncmp(pgtype, "numeric", 7) == 0 ||
+		strcmp(pgtype, "real") == 0 || strcmp(pgtype, "double precision") == 0)
+		return "0";
+	if (strcmp(pgtype, "boolean") == 0)
+		return "false";
+	if (strncmp(pgtype, "varchar", 7) == 0 || strcmp(pgtype, "text") == 0)
+		return "''";
+	if (strcmp(pgtype, "text[]") == 0)
+		return "'{}'";
+	if (strncmp(pgtype, "interval", 8) == 0 || strncmp(pgtype, "time(", 5) == 0)
+		return "'00:00:00'";
+	if (strncmp(pgtype, "bit varying(", 12) == 0)
+	{
+		int			n = atoi(pgtype + 12);
+		StringInfoData b;
+
+		initStringInfo(&b);
+		appendStringInfoString(&b, "B'");
+		for (int i = 0; i < Max(n, 1); i++)
+			appendStringInfoChar(&b, '0');
+		appendStringInfoChar(&b, '\'');
+		return b.data;
+	}
+	if (strcmp(pgtype, "bytea") == 0)
+	{
+		/* BINARY(n): n zero bytes */
+		if (pg_strncasecmp(t, "binary(", 7) == 0)
+			return psprintf("decode(repeat('00', %d), 'hex')", atoi(t + 7));
+		return "''::bytea";
+	}
+	if (c->opts->zero_date == BLPG_ZERO_NEG_INFINITY &&
+		(strcmp(pgtype, "date") == 0 || strncmp(pgtype, "timestamp", 9) == 0))
+		return "'-infinity'";
+	return NULL;
+}
+
+/* ADD [COLUMN] name type ...: rows already there get MySQL's value */
+static void
+add_column(ddl_ctx *c, parser *p, const char *q, bool if_not_exists)
+{
+	char	   *col = ident(p);
+	bool		pk = false;
+	char	   *pgtype,
+			   *def,
+			   *sql,
+			   *implicit;
+	bool		notnull;
+
+	if (col == NULL)
+		ddl_unsupported(c, "ADD COLUMN could not be read");
+	sql = column_def(c, p, col, &pk, false, &pgtype, &def, &notnull);
+	implicit = notnull && def == NULL ? implicit_default(c, pgtype) : NULL;
+	c->commands = lappend(c->commands,
+						  psprintf("ALTER TABLE %s ADD COLUMN %s%s%s%s", q,
+								   if_not_exists ? "IF NOT EXISTS " : "", sql,
+								   implicit ? " DEFAULT " : "", implicit ? implicit : ""));
+	if (implicit)
+		c->commands = lappend(c->commands,
+							  psprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT", q,
+									   quote_identifier(col)));
+}
+
+/* Skip to the end of the statement. */
+static void
+skip_to_end(parser *p)
+{
+	while (peek(p)->kind != T_END)
+		next(p);
+}
+
+/*
+ * Partition clauses of ALTER TABLE (always its last clause).  Those that
+ * only move rows between partitions of the table change no data and are
+ * ignored; those that remove or bring rows without rows events stop apply.
+ * Returns true if the clause was one.
+ */
+static bool
+partition_clause(ddl_ctx *c, parser *p)
+{
+	static const char *const harmless[] = {"add", "reorganize", "coalesce", "analyze", "check",
+	"optimize", "rebuild", "repair", NULL};
+	int			start = p->pos;
+
+	if (accept_kw(p, "partition"))
+	{
+		if (accept_kw(p, "by"))
+		{
+			skip_to_end(p);		/* PARTITION BY ...: the rows stay */
+			return true;
+		}
+		p->pos = start;
+		return false;
+	}
+	if (accept_kw(p, "remove"))
+	{
+		if (accept_kw(p, "partitioning"))
+			return true;
+		p->pos = start;
+		return false;
+	}
+	if (accept_kw(p, "drop") || accept_kw(p, "truncate"))
+	{
+		if (accept_kw(p, "partition"))
+			ddl_unsupported(c, psprintf("%s PARTITION removes rows from the table without rows events, so the target would keep them",
+										pg_strcasecmp(p->toks[start].text, "drop") == 0 ? "DROP" : "TRUNCATE"));
+		p->pos = start;
+		return false;
+	}
+	if (accept_kw(p, "exchange"))
+	{
+		if (accept_kw(p, "partition"))
+			ddl_unsupported(c, "EXCHANGE PARTITION swaps rows between tables without rows events");
+		p->pos = start;
+		return false;
+	}
+	if (accept_kw(p, "convert"))
+	{
+		if (accept_kw(p, "partition") || accept_kw(p, "table"))
+			ddl_unsupported(c, "CONVERT PARTITION/TABLE moves rows between tables without rows events");
+		p->pos = start;
+		return false;
+	}
+	if (accept_kw(p, "discard") || accept_kw(p, "import"))
+	{
+		if (is_kw(p, "partition") || is_kw(p, "tablespace"))
+			ddl_unsupported(c, "DISCARD/IMPORT TABLESPACE removes or brings rows without rows events");
+		p->pos = start;
+		return false;
+	}
+	for (int i = 0; harmless[i]; i++)
+		if (accept_kw(p, harmless[i]))
+		{
+			if (accept_kw(p, "partition"))
+			{
+				skip_to_end(p);
+				return true;
+			}
+			p->pos = start;
+			return false;
+		}
+	return false;
+}
+
 static void
 alter_table(ddl_ctx *c, parser *p)
 {
@@ -732,11 +1052,15 @@ alter_table(ddl_ctx *c, parser *p)
 	c->touched = true;
 	do
 	{
+		bool		if_not_exists = false;
+
+		if (partition_clause(c, p))
+			break;				/* partition clauses come last */
 		if (accept_kw(p, "add"))
 		{
 			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "unique") || is_kw(p, "constraint") ||
 				is_kw(p, "primary") || is_kw(p, "foreign") || is_kw(p, "fulltext") ||
-				is_kw(p, "spatial") || is_kw(p, "check") || is_kw(p, "partition"))
+				is_kw(p, "spatial") || is_kw(p, "check"))
 			{
 				skip_to_comma(p);
 				continue;
@@ -746,32 +1070,18 @@ alter_table(ddl_ctx *c, parser *p)
 			{
 				accept_kw(p, "not");
 				accept_kw(p, "exists");
+				if_not_exists = true;
 			}
 			if (accept_punct(p, "("))
 			{
 				do
-				{
-					char	   *col = ident(p);
-					bool		pk = false;
-
-					if (col == NULL)
-						ddl_unsupported(c, "ADD COLUMN could not be read");
-					c->commands = lappend(c->commands,
-										  psprintf("ALTER TABLE %s ADD COLUMN %s", q,
-												   column_def(c, p, col, &pk, false, NULL, NULL, NULL)));
-				} while (accept_punct(p, ","));
+					add_column(c, p, q, if_not_exists);
+				while (accept_punct(p, ","));
 				accept_punct(p, ")");
 			}
 			else
 			{
-				char	   *col = ident(p);
-				bool		pk = false;
-
-				if (col == NULL)
-					ddl_unsupported(c, "ADD COLUMN could not be read");
-				c->commands = lappend(c->commands,
-									  psprintf("ALTER TABLE %s ADD COLUMN %s", q,
-											   column_def(c, p, col, &pk, false, NULL, NULL, NULL)));
+				add_column(c, p, q, if_not_exists);
 				accept_kw(p, "first");
 				if (accept_kw(p, "after"))
 					ident(p);
@@ -780,7 +1090,7 @@ alter_table(ddl_ctx *c, parser *p)
 		else if (accept_kw(p, "drop"))
 		{
 			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "primary") || is_kw(p, "foreign") ||
-				is_kw(p, "constraint") || is_kw(p, "check") || is_kw(p, "partition"))
+				is_kw(p, "constraint") || is_kw(p, "check"))
 			{
 				skip_to_comma(p);
 				continue;
@@ -956,7 +1266,7 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 	ddl_ctx		c;
 	parser		p;
 	blpg_apply_options opts;
-	ListCell   *lc;
+	ErrorContextCallback errcb;
 	Oid			serverid = get_foreign_server_oid(server_name, false);
 
 	while (sqllen > 0 && sqlraw[sqllen - 1] == '\0')
@@ -978,6 +1288,10 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 	c.server_name = server_name;
 
 	tokenize(&p, c.sql);
+	errcb.callback = ddl_error_context;
+	errcb.arg = &c;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (accept_kw(&p, "create"))
@@ -1012,22 +1326,12 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 		if (accept_kw(&p, "table"))
 			alter_table(&c, &p);
 	}
-	/* everything else (indexes, views, users, databases ...) is not data */
+	/*
+	 * Everything else is not data: indexes, views, users, and triggers (with
+	 * row-based binlogs the rows a trigger changes come as rows events).
+	 */
 
-	if (c.commands != NIL)
-	{
-		/* queued triggers fire and targets close before tables change */
-		blpg_targets_invalidate(ts);
-		foreach(lc, c.commands)
-		{
-			const char *cmd = lfirst(lc);
-
-			elog(DEBUG1, "binlog_fdw source %s: %s", server_name, cmd);
-			if (SPI_execute(cmd, false, 0) < 0)
-				ddl_unsupported(&c, psprintf("PostgreSQL statement failed: %s", cmd));
-		}
-		CommandCounterIncrement();
-		blpg_targets_invalidate(ts);
-	}
+	run_commands(&c);
 	SPI_finish();
+	error_context_stack = errcb.previous;
 }

@@ -6,9 +6,9 @@
  *	  (ExecSimpleRelationInsert/Update/Delete, as PostgreSQL's own logical
  *	  replication worker uses them), with partition routing.
  *
- * Mapping: binlog_fdw.table_mapping rows first, then the default: MySQL
- * db.table to PostgreSQL schema.table, where the schema is the db renamed
- * by the source's schema_map option.  Columns match by name (exactly, then
+ * Mapping: binlog_fdw.table_mapping rows first (read as the extension's
+ * owner), then the default: MySQL db.table to PostgreSQL schema.table,
+ * where the schema is the db renamed by the source's schema_map option.  Columns match by name (exactly, then
  * ignoring case); target columns the source lacks get their defaults on
  * insert and keep their value on update.
  *
@@ -36,6 +36,7 @@
  */
 #include "binlog_fdw.h"
 #include "blpg_apply.h"
+#include "blpg_state.h"
 
 #include "bl_value_text.h"
 
@@ -58,6 +59,7 @@
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/hsearch.h"
+#include "utils/json.h"
 #include "utils/array.h"
 #include "catalog/pg_type.h"
 #include "access/htup_details.h"
@@ -117,6 +119,8 @@ struct blpg_target
 	TupleTableSlot *newslot;	/* in the target's row type */
 	TupleTableSlot *searchslot;
 	TupleTableSlot *oldslot;
+	List	   *part_rris;		/* partitions with a slot in part_slots */
+	List	   *part_slots;		/* rows found there, in their row type */
 	AclMode		checked;		/* privileges already checked */
 	bool		touched;		/* counted in blpg_targets.touched */
 
@@ -182,20 +186,13 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 /* ---- mappings ---- */
 
 static void
-load_mappings(blpg_targets *ts)
+load_mappings_fn(void *arg)
 {
-	HASHCTL		ctl;
+	blpg_targets *ts = arg;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 
-	ctl.keysize = NAMEDATALEN * 2 + 2;
-	ctl.entrysize = sizeof(table_mapping);
-	ctl.hcxt = ts->cxt;
-	ts->mappings = hash_create("binlog_fdw mappings", 64, &ctl,
-							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	args[0] = CStringGetTextDatum(ts->server_name);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT source_schema, source_table, target_schema, target_table, "
 							  "key_columns, conflict, sync_file, sync_pos, skip "
 							  "FROM binlog_fdw.table_mapping WHERE server_name = $1",
@@ -249,7 +246,23 @@ load_mappings(blpg_targets *ts)
 		m->skip = s && s[0] == 't';
 		MemoryContextSwitchTo(old);
 	}
-	SPI_finish();
+}
+
+/*
+ * The source's rows of binlog_fdw.table_mapping, read as the extension's
+ * owner: the applying role needs privileges on its targets only.
+ */
+static void
+load_mappings(blpg_targets *ts)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = NAMEDATALEN * 2 + 2;
+	ctl.entrysize = sizeof(table_mapping);
+	ctl.hcxt = ts->cxt;
+	ts->mappings = hash_create("binlog_fdw mappings", 64, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	blpg_run_as_owner(load_mappings_fn, ts);
 }
 
 blpg_targets *
@@ -792,6 +805,31 @@ fill_slot(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 }
 
 /*
+ * The slot for rows found in partition p (its row type), made once per
+ * partition for the life of the target (we run in the per-row context).
+ */
+static TupleTableSlot *
+partition_slot(blpg_target *tg, ResultRelInfo *p)
+{
+	ListCell   *a,
+			   *b;
+	MemoryContext oldcxt;
+	TupleTableSlot *slot;
+
+	forboth(a, tg->part_rris, b, tg->part_slots)
+		if (lfirst(a) == p)
+			return lfirst(b);
+	oldcxt = MemoryContextSwitchTo(tg->estate->es_query_cxt);
+	slot = table_slot_create(p->ri_RelationDesc, &tg->estate->es_tupleTable);
+	tg->part_rris = lappend(tg->part_rris, p);
+	tg->part_slots = lappend(tg->part_slots, slot);
+	/* and the map of its rows back to the root's row type, for updates */
+	(void) ExecGetChildToRootMap(p);
+	MemoryContextSwitchTo(oldcxt);
+	return slot;
+}
+
+/*
  * Find the target row of a row image (its key columns, or all columns
  * without a key); the row is left in tg->oldslot, locked.  For partitioned
  * targets, *part is the partition holding it.
@@ -830,8 +868,7 @@ find_row(blpg_targets *ts, blpg_target *tg, const bl_row *row, ResultRelInfo **p
 		rri = p;
 		if (map)
 			search = execute_attr_map_slot(map->attrMap, search, p->ri_PartitionTupleSlot);
-		if (old->tts_tupleDescriptor != RelationGetDescr(p->ri_RelationDesc))
-			old = table_slot_create(p->ri_RelationDesc, &tg->estate->es_tupleTable);
+		old = partition_slot(tg, p);
 		if (index != InvalidOid)
 		{
 			/* the partition's index of the same key */
@@ -882,7 +919,9 @@ check_privileges(blpg_target *tg, AclMode mode)
 
 	if ((tg->checked & mode) == mode)
 		return;
-	aclresult = pg_class_aclcheck(RelationGetRelid(tg->rel), GetUserId(), mode);
+	/* every privilege of mode (pg_class_aclcheck is satisfied by any one) */
+	aclresult = pg_class_aclmask(RelationGetRelid(tg->rel), GetUserId(), mode, ACLMASK_ALL) == mode ?
+		ACLCHECK_OK : ACLCHECK_NO_PRIV;
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, get_relkind_objtype(tg->rel->rd_rel->relkind),
 					   RelationGetRelationName(tg->rel));
@@ -920,16 +959,24 @@ slot_key_text(blpg_target *tg, TupleTableSlot *slot)
 
 		if (k)
 			appendStringInfoChar(&b, ',');
-		appendStringInfo(&b, "%s:", quote_identifier(NameStr(TupleDescAttr(desc, a - 1)->attname)));
+		/* as key_text() prints keys: {"name":value} */
+		escape_json(&b, NameStr(TupleDescAttr(desc, a - 1)->attname));
+		appendStringInfoChar(&b, ':');
 		if (isnull)
 			appendStringInfoString(&b, "null");
 		else
 		{
+			Oid			type = TupleDescAttr(desc, a - 1)->atttypid;
 			Oid			out;
 			bool		varlena;
+			char	   *text;
 
-			getTypeOutputInfo(TupleDescAttr(desc, a - 1)->atttypid, &out, &varlena);
-			appendStringInfoString(&b, OidOutputFunctionCall(out, d));
+			getTypeOutputInfo(type, &out, &varlena);
+			text = OidOutputFunctionCall(out, d);
+			if (type == INT2OID || type == INT4OID || type == INT8OID || type == NUMERICOID)
+				appendStringInfoString(&b, text);
+			else
+				escape_json(&b, text);
 		}
 	}
 	appendStringInfoChar(&b, '}');
@@ -1146,8 +1193,9 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					if (part != tg->rri)
 						fill_slot(ts, tg, tg->newslot, after, NULL, true);
 					ExecSimpleRelationUpdate(part, tg->estate, &tg->epq, tg->oldslot,
-											 part == tg->rri ? tg->newslot :
-											 execute_attr_map_slot(part->ri_RootToPartitionMap ? part->ri_RootToPartitionMap->attrMap : NULL,
+											 part == tg->rri || part->ri_RootToPartitionMap == NULL ?
+											 tg->newslot :
+											 execute_attr_map_slot(part->ri_RootToPartitionMap->attrMap,
 																   tg->newslot, part->ri_PartitionTupleSlot));
 				}
 				break;
@@ -1182,8 +1230,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 				}
 				else
 				{
-					/* partition row type: map back to the root's */
-					TupleConversionMap *map = part->ri_RootToPartitionMap;
+					/* partition row type: map back to the root's (made in partition_slot) */
+					TupleConversionMap *map = ExecGetChildToRootMap(part);
 
 					for (int a = 0; a < desc->natts; a++)
 					{

@@ -9,6 +9,8 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+
 #include "bl_decoder.h"
 
 /* Raise an ereport(elevel) for a decoder error, naming the source. */
@@ -17,5 +19,8 @@ extern void blpg_report_decoder_error(int elevel, const bl_error *err,
 
 /* SQLSTATE for a decoder error class. */
 extern int	blpg_errcode(bl_errcode code);
+
+/* An error unless argument argno (of a function that is not STRICT) is set. */
+extern void blpg_require_arg(FunctionCallInfo fcinfo, int argno, const char *what);
 
 #endif							/* BINLOG_FDW_H */

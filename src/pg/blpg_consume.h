@@ -24,6 +24,10 @@ extern bool blpg_consume_take(blpg_slot *slot, int max_changes, bool first_bound
 							  StringInfo buf,
 							  uint64 *first, uint64 *last, uint64 *batch_id,
 							  uint64 *start_off);
+/* Deliver again this backend's batches that are not being acknowledged. */
+extern void blpg_consume_rollback_own(blpg_slot *slot);
+/* Shorten the newest batch of this backend to end at new_last. */
+extern void blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last);
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
 extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 							 uint64 batch_id, blpg_position *pos_out);

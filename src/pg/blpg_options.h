@@ -9,12 +9,16 @@
 
 #include "postgres.h"
 
+#include "blpg_hosts.h"
+
 typedef struct blpg_source_config
 {
 	Oid			serverid;
 	char	   *server_name;
-	char	   *host;
+	char	   *host;			/* the option's text */
 	int			port;
+	blpg_host  *hosts;			/* host parsed: nhosts entries, in order */
+	int			nhosts;
 	int64		server_id;
 	char	   *start;			/* current | earliest | FILE:POS | gtid:SET */
 	char	   *include;		/* regex on schema.table, NULL = all */

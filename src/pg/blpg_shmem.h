@@ -31,6 +31,7 @@
 #define BLPG_FILE_LEN		128		/* binlog file names */
 #define BLPG_GTID_LEN		256		/* a GTID or a short GTID state */
 #define BLPG_ERROR_LEN		1024
+#define BLPG_HOST_LEN		272		/* "host:port" of a source server */
 #define BLPG_MAX_BATCHES	1024	/* outstanding (un-acked) batches */
 
 typedef enum blpg_worker_state
@@ -87,6 +88,7 @@ typedef struct blpg_slot
 	TimestampTz connected_since;
 	char		source_version[64];
 	char		binlog_format[16];
+	char		source_host[BLPG_HOST_LEN];	/* streamed from (or tried) */
 
 	/* the ring: byte offsets are logical and only grow */
 	char	   *ring;			/* this backend's address of the ring */

@@ -26,13 +26,27 @@ extern blpg_sink *blpg_sink_create(blpg_slot *slot, blpg_filter *filter,
 								   const char *file, uint64 pos, uint64 skip,
 								   const char *gtid_state);
 
+/*
+ * Resuming by MariaDB GTID state: the skip belongs to the transaction of
+ * this GTID ("d-s-n"), the first of its domain after the state; other
+ * domains' transactions before it are passed over, and
+ * blpg_sink_restart_wanted() turns true once it is complete (a new session
+ * at the position after it gets them).  While blpg_sink_skip_pending(),
+ * that transaction was not seen yet.
+ */
+extern void blpg_sink_set_skip_gtid(blpg_sink *sink, const char *gtid);
+extern bool blpg_sink_skip_pending(blpg_sink *sink);
+extern bool blpg_sink_restart_wanted(blpg_sink *sink);
+
 /* Process one decoded event; false if a stop or rewind interrupted a put. */
 extern bool blpg_sink_event(blpg_sink *sink, bl_decoder *dec, bl_event *ev);
 
 /*
  * Where to resume after a lost connection: the start of the open
- * transaction and the changes of it already put, or the position after the
- * last complete one.  The sink's transaction state is reset.
+ * transaction and the changes of it already put (or skipped), the position
+ * after the last complete one, or where the session started if the
+ * transaction its skip belongs to was not reached.  The sink's transaction
+ * state is reset.
  */
 extern void blpg_sink_resume_position(blpg_sink *sink, blpg_position *pos);
 

@@ -19,4 +19,11 @@ extern void blpg_state_save(Oid serverid, const char *server_name,
 /* Forget a server's position (the next start uses its "start" option). */
 extern void blpg_state_forget(Oid serverid);
 
+/*
+ * Run fn(arg) in SPI with the privileges of the owner of the extension's
+ * tables (source_state, table_mapping): roles granted the functions need no
+ * privileges on those tables.  The queries fn runs must be fixed text.
+ */
+extern void blpg_run_as_owner(void (*fn) (void *), void *arg);
+
 #endif							/* BLPG_STATE_H */

@@ -30,4 +30,7 @@ extern void blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, bool continu
 							   const char *name);
 extern void blpg_autostart_remove(Oid dboid, Oid serverid);
 
+/* The crash-loop guard's record of launches (control.c): forget it. */
+extern void blpg_guard_clear(Oid dboid, Oid serverid);
+
 #endif							/* BLPG_WORKER_H */

@@ -15,6 +15,10 @@
  * transaction, and the ring space is released when that transaction
  * commits (a transaction callback); if it aborts, the batch stays
  * un-acked.  A backend that exits with batches still out rolls them back.
+ * Acknowledgements made in a subtransaction that aborts (a savepoint, a
+ * PL/pgSQL exception block) are undone with it.  Batches the apply path
+ * takes (blpg_consume_take) are delivered again when the (sub)transaction
+ * that took them aborts.
  */
 #include "binlog_fdw.h"
 #include "blpg_changes.h"
@@ -46,12 +50,15 @@ typedef struct pending_ack
 	uint64		batch_id;
 	uint64		last_seq;
 	blpg_position pos;
+	SubTransactionId subid;		/* the (sub)transaction that acknowledged */
 } pending_ack;
 
 static List *pending_acks = NIL;	/* in TopMemoryContext */
 static bool callbacks_registered = false;
 
 static void consume_xact_callback(XactEvent event, void *arg);
+static void consume_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+									 SubTransactionId parentSubid, void *arg);
 static void consume_exit_callback(int code, Datum arg);
 
 static void
@@ -60,6 +67,7 @@ register_callbacks(void)
 	if (callbacks_registered)
 		return;
 	RegisterXactCallback(consume_xact_callback, NULL);
+	RegisterSubXactCallback(consume_subxact_callback, NULL);
 	before_shmem_exit(consume_exit_callback, (Datum) 0);
 	callbacks_registered = true;
 }
@@ -169,7 +177,7 @@ Datum
 binlog_fdw_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *name;
 	int			max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
 	int			timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
 	blpg_slot  *slot;
@@ -180,6 +188,9 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 	TimestampTz deadline;
 	bool		want[BLPG_NCOLS];
 	bool		slept = false;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	if (max_changes < 1)
 		ereport(ERROR,
@@ -325,6 +336,7 @@ binlog_fdw_ack(PG_FUNCTION_ARGS)
 	pa->batch_id = batch_id;
 	pa->last_seq = last_seq;
 	pa->pos = pos;
+	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
 
@@ -336,10 +348,14 @@ binlog_fdw_ack(PG_FUNCTION_ARGS)
 Datum
 binlog_fdw_rollback(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	blpg_slot  *slot = blpg_consumer_slot(name, NULL);
+	char	   *name;
+	blpg_slot  *slot;
 	int			from = -1;
 	int			dropped;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	slot = blpg_consumer_slot(name, NULL);
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	if (PG_ARGISNULL(1))
@@ -372,13 +388,20 @@ binlog_fdw_rollback(PG_FUNCTION_ARGS)
 
 /* ---- for the apply path (apply.c) ---- */
 
+/*
+ * What the apply path did in the current transaction: ring space released
+ * early (the worker must rewind if that aborts) and batches taken (they
+ * are delivered again if that aborts), per subtransaction.
+ */
 typedef struct released_early
 {
 	blpg_slot  *slot;
 	uint32		generation;
+	SubTransactionId subid;
 } released_early;
 
 static List *released_in_xact = NIL;	/* slots to rewind if we abort */
+static List *taken_in_xact = NIL;	/* released_early entries too */
 
 /*
  * Take the next changes as a batch owned by this backend, as get() does;
@@ -428,7 +451,76 @@ blpg_consume_take(blpg_slot *slot, int max_changes, bool first_boundary, StringI
 		slot->get_off = blpg_ring_find(slot, slot->get_off, *last + 1);
 	}
 	LWLockRelease(&slot->lock);
+	if (took)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		released_early *t = palloc(sizeof(released_early));
+
+		t->slot = slot;
+		t->generation = slot->generation;
+		t->subid = GetCurrentSubTransactionId();
+		taken_in_xact = lappend(taken_in_xact, t);
+		MemoryContextSwitchTo(old);
+	}
 	return took;
+}
+
+/*
+ * Deliver again the batches this backend took and did not acknowledge: an
+ * apply() whose transaction aborted left them out, and taking more after
+ * them would skip their changes.  The next take starts at the first change
+ * not acknowledged (batches being acknowledged in this transaction stay).
+ */
+void
+blpg_consume_rollback_own(blpg_slot *slot)
+{
+	int			from = -1;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < slot->nbatches; i++)
+		if (slot->batches[i].owner_pid == MyProcPid && !slot->batches[i].ack_pending)
+		{
+			from = i;
+			break;
+		}
+	/* only when nothing of another consumer follows (take refuses that) */
+	for (int i = Max(from, 0); from >= 0 && i < slot->nbatches; i++)
+		if (slot->batches[i].owner_pid != MyProcPid)
+			from = -1;
+	if (from >= 0)
+		drop_batches(slot, from);
+	LWLockRelease(&slot->lock);
+	if (from >= 0)
+		ConditionVariableBroadcast(&slot->put_cv);
+}
+
+/*
+ * Shorten the newest batch of ours to end at new_last (the changes after it
+ * come again with the next take); new_last before its first change drops
+ * the batch.
+ */
+void
+blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last)
+{
+	int			i;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	i = find_batch(slot, batch_id);
+	if (i < 0 || i != slot->nbatches - 1 || new_last >= slot->batches[i].last_seq)
+	{
+		LWLockRelease(&slot->lock);
+		elog(ERROR, "binlog_fdw: batch %llu of source \"%s\" cannot be shortened",
+			 (unsigned long long) batch_id, slot->server_name);
+	}
+	if (new_last < slot->batches[i].first_seq)
+		drop_batches(slot, i);
+	else
+	{
+		slot->batches[i].last_seq = new_last;
+		slot->get_seq = new_last;
+		slot->get_off = blpg_ring_find(slot, slot->ack_off, new_last + 1);
+	}
+	LWLockRelease(&slot->lock);
 }
 
 /*
@@ -456,6 +548,7 @@ blpg_consume_release_now(blpg_slot *slot, uint64 batch_id)
 	r = palloc(sizeof(released_early));
 	r->slot = slot;
 	r->generation = slot->generation;
+	r->subid = GetCurrentSubTransactionId();
 	released_in_xact = lappend(released_in_xact, r);
 	MemoryContextSwitchTo(old);
 	LWLockRelease(&slot->lock);
@@ -488,6 +581,7 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	pa->batch_id = batch_id;
 	pa->last_seq = slot->batches[i].last_seq;
 	pa->pos = pos;
+	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
 	LWLockRelease(&slot->lock);
@@ -496,37 +590,114 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 		*pos_out = pos;
 }
 
+/*
+ * Undo what (sub)transaction subid did (InvalidSubTransactionId: the whole
+ * transaction) as it aborts: its acknowledgements did not happen, the
+ * batches it took come again, ring space it released early makes the
+ * worker rewind to the durable position.
+ */
+static void
+abort_consumption(SubTransactionId subid)
+{
+	ListCell   *lc;
+
+	foreach(lc, released_in_xact)
+	{
+		released_early *r = lfirst(lc);
+
+		if (subid != InvalidSubTransactionId && r->subid != subid)
+			continue;
+		LWLockAcquire(&r->slot->lock, LW_EXCLUSIVE);
+		if (r->slot->generation == r->generation)
+		{
+			r->slot->rewind_requested = true;
+			r->slot->nbatches = 0;
+		}
+		LWLockRelease(&r->slot->lock);
+		ConditionVariableBroadcast(&r->slot->space_cv);
+		if (r->slot->worker_pid)
+			kill(r->slot->worker_pid, SIGUSR1);
+		released_in_xact = foreach_delete_current(released_in_xact, lc);
+		pfree(r);
+	}
+	foreach(lc, pending_acks)
+	{
+		pending_ack *pa = lfirst(lc);
+		blpg_slot  *slot = pa->slot;
+		int			i;
+
+		if (subid != InvalidSubTransactionId && pa->subid != subid)
+			continue;
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		if (slot->generation == pa->generation)
+		{
+			i = find_batch(slot, pa->batch_id);
+			if (i >= 0)
+				slot->batches[i].ack_pending = false;
+			if (slot->ack_reserved_seq > slot->ack_seq)
+				slot->ack_reserved_seq = slot->ack_seq;
+		}
+		LWLockRelease(&slot->lock);
+		ConditionVariableBroadcast(&slot->space_cv);
+		pending_acks = foreach_delete_current(pending_acks, lc);
+		pfree(pa);
+	}
+	foreach(lc, taken_in_xact)
+	{
+		released_early *t = lfirst(lc);
+		bool		current;
+
+		if (subid != InvalidSubTransactionId && t->subid != subid)
+			continue;
+		LWLockAcquire(&t->slot->lock, LW_SHARED);
+		current = t->slot->generation == t->generation;
+		LWLockRelease(&t->slot->lock);
+		if (current)
+			blpg_consume_rollback_own(t->slot);
+		taken_in_xact = foreach_delete_current(taken_in_xact, lc);
+		pfree(t);
+	}
+}
+
+static void
+consume_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		abort_consumption(mySubid);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		/* the parent answers for what the subtransaction did */
+		foreach(lc, released_in_xact)
+			if (((released_early *) lfirst(lc))->subid == mySubid)
+				((released_early *) lfirst(lc))->subid = parentSubid;
+		foreach(lc, taken_in_xact)
+			if (((released_early *) lfirst(lc))->subid == mySubid)
+				((released_early *) lfirst(lc))->subid = parentSubid;
+		foreach(lc, pending_acks)
+			if (((pending_ack *) lfirst(lc))->subid == mySubid)
+				((pending_ack *) lfirst(lc))->subid = parentSubid;
+	}
+}
+
 static void
 consume_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
 
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
-		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
-		return;
-	/* a transaction that released changes early and aborted lost them */
-	foreach(lc, released_in_xact)
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
-		released_early *r = lfirst(lc);
-
-		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		{
-			LWLockAcquire(&r->slot->lock, LW_EXCLUSIVE);
-			if (r->slot->generation == r->generation)
-			{
-				r->slot->rewind_requested = true;
-				r->slot->nbatches = 0;
-			}
-			LWLockRelease(&r->slot->lock);
-			ConditionVariableBroadcast(&r->slot->space_cv);
-			if (r->slot->worker_pid)
-				kill(r->slot->worker_pid, SIGUSR1);
-		}
+		abort_consumption(InvalidSubTransactionId);
+		return;
 	}
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
+		return;
 	list_free_deep(released_in_xact);
 	released_in_xact = NIL;
-	if (pending_acks == NIL)
-		return;
+	list_free_deep(taken_in_xact);
+	taken_in_xact = NIL;
 	foreach(lc, pending_acks)
 	{
 		pending_ack *pa = lfirst(lc);
@@ -537,23 +708,14 @@ consume_xact_callback(XactEvent event, void *arg)
 		if (slot->generation == pa->generation)
 		{
 			i = find_batch(slot, pa->batch_id);
-			if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+			blpg_ring_release(slot, pa->last_seq);
+			if (i >= 0)
 			{
-				blpg_ring_release(slot, pa->last_seq);
-				if (i >= 0)
-				{
-					memmove(&slot->batches[i], &slot->batches[i + 1],
-							sizeof(blpg_batch) * (slot->nbatches - i - 1));
-					slot->nbatches--;
-				}
-				slot->acked = pa->pos;
+				memmove(&slot->batches[i], &slot->batches[i + 1],
+						sizeof(blpg_batch) * (slot->nbatches - i - 1));
+				slot->nbatches--;
 			}
-			else if (i >= 0)
-			{
-				slot->batches[i].ack_pending = false;
-				if (slot->ack_reserved_seq > slot->ack_seq)
-					slot->ack_reserved_seq = slot->ack_seq;
-			}
+			slot->acked = pa->pos;
 		}
 		LWLockRelease(&slot->lock);
 		ConditionVariableBroadcast(&slot->space_cv);

@@ -158,7 +158,9 @@ blpg_autostart_remove(Oid dboid, Oid serverid)
  * launcher is recorded in pg_binlog_fdw/launches.<db>.<server> (a file:
  * shared memory does not survive the crash); a source launched
  * GUARD_LAUNCHES times within GUARD_SECONDS is left stopped, with a
- * message.  binlog_fdw.start() clears the record.
+ * message.  Only launches that follow a crash count: binlog_fdw.start(),
+ * a worker's clean exit and a minute of streaming clear the record
+ * (blpg_guard_clear).
  */
 #define GUARD_LAUNCHES	5
 #define GUARD_SECONDS	120
@@ -210,8 +212,8 @@ guard_launch(Oid dboid, Oid serverid, const char *name)
 	return true;
 }
 
-static void
-guard_clear(Oid dboid, Oid serverid)
+void
+blpg_guard_clear(Oid dboid, Oid serverid)
 {
 	char		path[MAXPGPATH];
 
@@ -377,7 +379,7 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 	LWLockRelease(&slot->lock);
 	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), continuous,
 					   server->servername);
-	guard_clear(MyDatabaseId, server->serverid);
+	blpg_guard_clear(MyDatabaseId, server->serverid);
 	if (running)
 		ereport(NOTICE,
 				(errmsg("source \"%s\" is already started", server->servername)));

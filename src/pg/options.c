@@ -8,6 +8,7 @@
  * options or the expected form, as postgres_fdw does.
  */
 #include "binlog_fdw.h"
+#include "blpg_hosts.h"
 #include "blpg_options.h"
 
 #include "access/reloptions.h"
@@ -36,7 +37,7 @@ typedef struct option_def
 } option_def;
 
 static const option_def valid_options[] = {
-	{"host", ForeignServerRelationId, "a host name or address"},
+	{"host", ForeignServerRelationId, "a host name or address, or a comma-separated list host1[:port],host2[:port],..."},
 	{"port", ForeignServerRelationId, "a port number, 1 to 65535"},
 	{"server_id", ForeignServerRelationId, "a replica server id, 1 to 4294967295"},
 	{"start", ForeignServerRelationId, "current, earliest, FILE:POS, time:TIMESTAMP, gtid:DOMAIN-SERVER-SEQ[,...] (MariaDB) or gtid:UUID:N-M[,...] (MySQL)"},
@@ -225,6 +226,7 @@ void
 blpg_check_option(const char *name, const char *value, Oid catalog)
 {
 	const option_def *def = NULL;
+	blpg_host  *hosts;
 
 	for (const option_def *o = valid_options; o->name; o++)
 		if (o->context == catalog && strcmp(o->name, name) == 0)
@@ -276,7 +278,9 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		if (strchr(value, ':') == NULL)
 			bad_value(name, value, def->help);
 	}
-	else if (strcmp(name, "host") == 0 || strcmp(name, "user") == 0)
+	else if (strcmp(name, "host") == 0)
+		(void) blpg_hosts_parse(value, 0, &hosts);
+	else if (strcmp(name, "user") == 0)
 	{
 		if (value[0] == '\0')
 			bad_value(name, value, def->help);
@@ -289,12 +293,25 @@ binlog_fdw_validator(PG_FUNCTION_ARGS)
 	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
 	Oid			catalog = PG_GETARG_OID(1);
 	ListCell   *lc;
+	const char *host = NULL;
+	int			port = 3306;
 
 	foreach(lc, options)
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
 
 		blpg_check_option(def->defname, defGetString(def), catalog);
+		if (catalog == ForeignServerRelationId && strcmp(def->defname, "host") == 0)
+			host = defGetString(def);
+		else if (catalog == ForeignServerRelationId && strcmp(def->defname, "port") == 0)
+			port = atoi(defGetString(def));
+	}
+	/* "db1:3306,db1" is one server twice when the port option is 3306 */
+	if (host != NULL)
+	{
+		blpg_host  *hosts;
+
+		(void) blpg_hosts_parse(host, port, &hosts);
 	}
 	PG_RETURN_VOID();
 }
@@ -359,6 +376,8 @@ blpg_load_config(Oid serverid, Oid userid)
 		else if (strcmp(def->defname, "password") == 0)
 			cfg->password = pstrdup(defGetString(def));
 	}
+	cfg->nhosts = blpg_hosts_parse(cfg->host, cfg->port, &cfg->hosts);
+
 	if (cfg->user == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),

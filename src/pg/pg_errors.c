@@ -1,7 +1,8 @@
 /*
  * pg_errors.c
  *	  Decoder and source errors as PostgreSQL errors: SQLSTATE per error
- *	  class, and the context (source, binlog file, position) in the report.
+ *	  class, and the context (source, binlog file, position) in the report;
+ *	  arguments that must not be null.
  */
 #include "binlog_fdw.h"
 
@@ -26,6 +27,15 @@ blpg_errcode(bl_errcode code)
 			return ERRCODE_DATATYPE_MISMATCH;
 	}
 	return ERRCODE_INTERNAL_ERROR;
+}
+
+void
+blpg_require_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
 }
 
 void

@@ -9,9 +9,9 @@
  * by the install script).  Relative paths are relative to the data
  * directory.
  *
- * The decoder and the mapped file are plain malloc/mmap resources; a reset
- * callback on the query's memory context releases them on success and on
- * error alike.
+ * The decoder and the open file (its descriptor and read buffer) are plain
+ * malloc/open resources; a reset callback on the query's memory context
+ * releases them on success and on error alike.
  */
 #include "binlog_fdw.h"
 

@@ -203,11 +203,20 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
 			slot->connected_since = 0;
 			slot->source_version[0] = '\0';
 			slot->binlog_format[0] = '\0';
+			slot->source_host[0] = '\0';
 			slot->changes_total = slot->transactions_total = 0;
 			slot->bytes_read = 0;
 			slot->changes_per_sec = 0;
 			slot->last_event_ts = slot->last_heartbeat = slot->last_activity = 0;
 			slot->peak_worker_rss_kb = 0;
+			/* nor of its continuous apply */
+			slot->continuous = false;
+			slot->apply_pid = 0;
+			slot->applied_transactions = slot->applied_rows = 0;
+			slot->apply_lag_seconds = 0;
+			slot->apply_last_commit = 0;
+			slot->apply_error[0] = '\0';
+			slot->apply_error_time = 0;
 			LWLockRelease(&slot->lock);
 		}
 	}

@@ -15,6 +15,17 @@
  * the transaction, number of changes already acknowledged); the sink skips
  * that many when it sees the transaction again.  The numbering only counts
  * changes that pass the filter, so it is the same every time.
+ *
+ * Resuming by MariaDB GTID state (a host list: the server may not be the
+ * one whose binlog the position is in) starts each replication domain
+ * after the state, so the open transaction comes first in its domain but
+ * not necessarily first overall: the skip belongs to that transaction's
+ * GTID.  A transaction of another domain arriving before it is passed
+ * over without a trace (its GTID stays out of the state); once the
+ * skipped transaction is complete the sink asks for a new session, which
+ * starts after it and gets the passed-over transactions again.  Another
+ * transaction of its own domain arriving first means the server does not
+ * have it: an error, never a skip.
  */
 #include "binlog_fdw.h"
 #include "blpg_sink.h"
@@ -60,6 +71,16 @@ struct blpg_sink
 
 	/* changes to skip in the first transaction after a restart */
 	uint64		skip;
+	blpg_position initial;		/* where the session started */
+
+	/* resuming by GTID: the skip belongs to this transaction */
+	bool		skip_pending;	/* its GTID event not seen yet */
+	char		skip_gtid[BLPG_GTID_LEN];
+	uint32		skip_domain;
+	bool		deferring;		/* inside a transaction passed over */
+	bool		deferring_standalone;
+	bool		deferred_any;
+	bool		restart_wanted;
 
 	/* after the last complete transaction */
 	char		done_file[BLPG_FILE_LEN];
@@ -112,7 +133,40 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 	s->put_done_pos = pos;
 	s->put_seq_seen = slot->put_seq;
 	parse_gtid_state(s, gtid_state);
+	strlcpy(s->initial.file, file, sizeof(s->initial.file));
+	s->initial.pos = pos;
+	s->initial.skip = skip;
+	if (gtid_state)
+		strlcpy(s->initial.gtid_state, gtid_state, sizeof(s->initial.gtid_state));
 	return s;
+}
+
+void
+blpg_sink_set_skip_gtid(blpg_sink *s, const char *gtid)
+{
+	unsigned int domain,
+				server;
+	unsigned long long seq;
+
+	if (s->skip == 0 || gtid == NULL ||
+		sscanf(gtid, "%u-%u-%llu", &domain, &server, &seq) != 3)
+		return;					/* the skip applies to the first transaction */
+	strlcpy(s->skip_gtid, gtid, sizeof(s->skip_gtid));
+	strlcpy(s->initial.gtid, gtid, sizeof(s->initial.gtid));
+	s->skip_domain = domain;
+	s->skip_pending = true;
+}
+
+bool
+blpg_sink_skip_pending(blpg_sink *s)
+{
+	return s->skip_pending;
+}
+
+bool
+blpg_sink_restart_wanted(blpg_sink *s)
+{
+	return s->restart_wanted;
 }
 
 /* "d-s-n,d-s-n" into the domain table */
@@ -302,6 +356,8 @@ end_txn(blpg_sink *s, const char *file, uint64 next_pos)
 	s->txn_changes = 0;
 	s->skip = 0;				/* the skip only ever applies to the first
 								 * transaction */
+	if (s->deferred_any && !s->skip_pending)
+		s->restart_wanted = true;	/* for the transactions passed over */
 	if (next_pos)
 	{
 		strlcpy(s->done_file, file, sizeof(s->done_file));
@@ -640,10 +696,74 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 	return entry_put(s, 1);
 }
 
+/*
+ * A transaction passed over while waiting for the one the skip belongs to:
+ * true while its events last (they are ignored).
+ */
+static bool
+deferred_event(blpg_sink *s, const bl_event *ev)
+{
+	if (!s->deferring)
+		return false;
+	switch (ev->type)
+	{
+		case BL_EV_MARIA_GTID:
+			s->deferring = false;	/* a new transaction: not ours to drop */
+			return false;
+		case BL_EV_XID:
+			s->deferring = false;
+			return true;
+		case BL_EV_QUERY:
+		case BL_EV_MARIA_QUERY_COMPRESSED:
+			{
+				const bl_str *sql = &ev->u.query.sql;
+
+				if (s->deferring_standalone ||
+					sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
+					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
+					s->deferring = false;
+				return true;
+			}
+		default:
+			return true;
+	}
+}
+
+/*
+ * Resuming by GTID with a skip: the skipped transaction must come first in
+ * its domain.  True if the transaction of this GTID event is passed over.
+ */
+static bool
+check_skip_gtid(blpg_sink *s, const bl_event *ev)
+{
+	if (strcmp(ev->u.gtid.text, s->skip_gtid) == 0)
+	{
+		s->skip_pending = false;
+		return false;
+	}
+	if (ev->u.gtid.domain_id == s->skip_domain)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\", host %s: transaction %s, of which %llu changes were already delivered, is not in this server's binlog: it has %s next in that domain",
+						s->slot->server_name, s->slot->source_host, s->skip_gtid,
+						(unsigned long long) s->skip, ev->u.gtid.text),
+				 errdetail("The transaction was lost when the server it was read from failed (it had not reached this server), or this server has diverged."),
+				 errhint("Nothing was skipped: the worker keeps trying the hosts of the list. If the transaction is lost for good, reset the source's position (binlog_fdw.reset()) and take a new snapshot.")));
+	s->deferring = true;
+	s->deferring_standalone = ev->u.gtid.standalone;
+	s->deferred_any = true;
+	return true;
+}
+
 bool
 blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 {
 	const char *file = bl_decoder_file(dec);
+
+	if (deferred_event(s, ev))
+		return true;
+	if (ev->type == BL_EV_MARIA_GTID && s->skip_pending && check_skip_gtid(s, ev))
+		return true;
 
 	switch (ev->type)
 	{
@@ -758,8 +878,15 @@ blpg_sink_resume_position(blpg_sink *s, blpg_position *pos)
 	{
 		strlcpy(pos->file, s->txn_file, sizeof(pos->file));
 		pos->pos = s->txn_pos;
-		pos->skip = s->txn_changes;
+		/* plus what is left of a skip this transaction has not reached */
+		pos->skip = s->txn_changes + s->skip;
+		strlcpy(pos->gtid, s->gtid, sizeof(pos->gtid));
 		strlcpy(pos->gtid_state, s->state_before, sizeof(pos->gtid_state));
+	}
+	else if (s->skip > 0)
+	{
+		/* the transaction the skip belongs to was not reached */
+		*pos = s->initial;
 	}
 	else
 	{

@@ -155,6 +155,11 @@ typedef struct copy_state
 
 static copy_state *current_copy = NULL;
 
+#define SNAPSHOT_ATTEMPTS 5
+
+/* set when a source error came from DDL running during the snapshot */
+static bool snapshot_ddl_raced = false;
+
 static void
 append_copy_escaped(StringInfo b, const char *s, size_t len)
 {
@@ -266,6 +271,16 @@ format_value(copy_state *cs, copy_col *c, const char *v, unsigned long len, Stri
 				appendStringInfoString(b, "+00");
 			return;
 		case CK_TIME:
+			/* into time: only 00:00:00 to 24:00:00, as apply checks too */
+			if (v[0] == '-' || strtol(v, NULL, 10) > 24 ||
+				(strtol(v, NULL, 10) == 24 && strspn(v + 2, ":0.") != len - 2))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("TIME value %.*s in column \"%s\" of %s is outside the range of type time",
+								(int) len, v, c->src->name, cs->source),
+						 errhint("Map MySQL TIME to interval (the source's time_type option) to keep negative and over-24-hour values.")));
+			append_copy_escaped(b, v, len);
+			return;
 		case CK_TEXT:
 			append_copy_escaped(b, v, len);
 			return;
@@ -285,6 +300,8 @@ next_line(copy_state *cs)
 	cs->line_off = 0;
 	memset(&err, 0, sizeof(err));
 	rc = bl_snapshot_fetch(cs->snap, &values, &lengths, &err);
+	if (rc < 0 && bl_snapshot_definition_changed(cs->snap))
+		snapshot_ddl_raced = true;
 	if (rc < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
@@ -466,6 +483,69 @@ run_copy(Relation rel, List *attnames, copy_state *cs)
 	return rows;
 }
 
+/*
+ * A source table's row of binlog_fdw.table_mapping, read and written as the
+ * extension's owner: roles granted snapshot() need no privileges on it.
+ */
+typedef struct snapshot_mapping
+{
+	const char *server_name;
+	const char *db;
+	const char *table;
+	MemoryContext cxt;			/* for what is read */
+	char	   *target_schema;	/* NULL: no mapping */
+	char	   *target_table;
+	const char *file;			/* the snapshot's position, to write */
+	uint64		pos;
+} snapshot_mapping;
+
+static void
+mapping_read_fn(void *arg)
+{
+	snapshot_mapping *m = arg;
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+
+	args[0] = CStringGetTextDatum(m->server_name);
+	args[1] = CStringGetTextDatum(m->db);
+	args[2] = CStringGetTextDatum(m->table);
+	if (SPI_execute_with_args("SELECT target_schema, target_table FROM binlog_fdw.table_mapping "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
+							  3, argtypes, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		char	   *ts = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		char	   *tt = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+
+		m->target_schema = ts ? MemoryContextStrdup(m->cxt, ts) : NULL;
+		m->target_table = tt ? MemoryContextStrdup(m->cxt, tt) : NULL;
+	}
+}
+
+static void
+mapping_write_fn(void *arg)
+{
+	snapshot_mapping *m = arg;
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
+	Datum		vals[7];
+
+	vals[0] = CStringGetTextDatum(m->server_name);
+	vals[1] = CStringGetTextDatum(m->db);
+	vals[2] = CStringGetTextDatum(m->table);
+	vals[3] = CStringGetTextDatum(m->target_schema);
+	vals[4] = CStringGetTextDatum(m->target_table);
+	vals[5] = CStringGetTextDatum(m->file);
+	vals[6] = Int64GetDatum((int64) m->pos);
+	if (SPI_execute_with_args("INSERT INTO binlog_fdw.table_mapping AS m "
+							  "(server_name, source_schema, source_table, target_schema, target_table, "
+							  "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) "
+							  "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
+							  "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
+							  "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
+							  "synced_at = excluded.synced_at",
+							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
+}
+
 typedef struct table_result
 {
 	char	   *source;
@@ -495,8 +575,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	StringInfoData select;
 	copy_state	cs;
 	char		qi[600];
-	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
+	snapshot_mapping mapping;
 
 	if (dot == NULL)
 		ereport(ERROR,
@@ -517,16 +596,14 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				 errmsg("table %s does not exist on source \"%s\"", source, server_name)));
 
 	/* the target: a mapping, or the same names after schema_map */
-	args[0] = CStringGetTextDatum(server_name);
-	args[1] = CStringGetTextDatum(db);
-	args[2] = CStringGetTextDatum(table);
-	if (SPI_execute_with_args("SELECT target_schema, target_table FROM binlog_fdw.table_mapping "
-							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
-							  3, argtypes, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		target_table = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	}
+	memset(&mapping, 0, sizeof(mapping));
+	mapping.server_name = server_name;
+	mapping.db = db;
+	mapping.table = table;
+	mapping.cxt = CurrentMemoryContext;
+	blpg_run_as_owner(mapping_read_fn, &mapping);
+	schema = mapping.target_schema;
+	target_table = mapping.target_table;
 	if (schema == NULL)
 		schema = pstrdup(pg_schema_of(opts, db));
 	if (target_table == NULL)
@@ -590,6 +667,21 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				c->kind = CK_BOOL;
 			appendStringInfo(&select, "CAST(%s AS UNSIGNED)", qi);
 		}
+		else if (atttype == BYTEAOID &&
+				 (strcmp(cols[i].data_type, "inet6") == 0 || strcmp(cols[i].data_type, "uuid") == 0 ||
+				  strcmp(cols[i].data_type, "inet4") == 0))
+		{
+			/* MariaDB prints these as text; apply sees their binary form */
+			c->kind = CK_BYTES;
+			appendStringInfo(&select, "CAST(%s AS BINARY(%d))", qi,
+							 strcmp(cols[i].data_type, "inet4") == 0 ? 4 : 16);
+		}
+		else if (strcmp(cols[i].data_type, "float") == 0)
+		{
+			/* MySQL prints FLOAT with 6 digits; as DOUBLE it is exact */
+			c->kind = atttype == BOOLOID ? CK_BOOL : CK_TEXT;
+			appendStringInfo(&select, "CAST(%s AS DOUBLE)", qi);
+		}
 		else
 		{
 			appendStringInfoString(&select, qi);
@@ -603,6 +695,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				c->kind = CK_DATE;
 			else if (strcmp(cols[i].data_type, "timestamp") == 0)
 				c->kind = CK_TIMESTAMP;
+			else if (strcmp(cols[i].data_type, "time") == 0 && atttype == TIMEOID)
+				c->kind = CK_TIME;
 			else
 				c->kind = CK_TEXT;
 		}
@@ -618,7 +712,13 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("target %s has no column of %s", res.target, source)));
 
-	if (bl_snapshot_query(snap, select.data, &err) != 0)
+	if (bl_snapshot_query(snap, select.data, &err) != 0 && bl_snapshot_definition_changed(snap))
+		snapshot_ddl_raced = true;
+	if (snapshot_ddl_raced)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("table %s changed on the source during the snapshot: %s", source, err.message)));
+	if (err.message[0])
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
 				 errmsg("could not read the rows of %s: %s", source, err.message)));
@@ -631,26 +731,11 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	table_close(rel, NoLock);
 
 	/* from here on, apply takes over: changes after the snapshot */
-	{
-		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
-		Datum		vals[6];
-
-		vals[0] = CStringGetTextDatum(server_name);
-		vals[1] = CStringGetTextDatum(db);
-		vals[2] = CStringGetTextDatum(table);
-		vals[3] = CStringGetTextDatum(schema);
-		vals[4] = CStringGetTextDatum(target_table);
-		vals[5] = Int64GetDatum((int64) pos);
-		if (SPI_execute_with_args(psprintf("INSERT INTO binlog_fdw.table_mapping AS m "
-										   "(server_name, source_schema, source_table, target_schema, target_table, "
-										   "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, %s, $6, now()) "
-										   "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
-										   "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
-										   "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
-										   "synced_at = excluded.synced_at", quote_literal_cstr(file)),
-								  6, types, vals, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not record the snapshot position of %s", source);
-	}
+	mapping.target_schema = schema;
+	mapping.target_table = target_table;
+	mapping.file = file;
+	mapping.pos = pos;
+	blpg_run_as_owner(mapping_write_fn, &mapping);
 	return res;
 }
 
@@ -658,14 +743,14 @@ Datum
 binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ArrayType  *tables = PG_GETARG_ARRAYTYPE_P(1);
+	char	   *name;
+	ArrayType  *tables;
 	bool		truncate = PG_ARGISNULL(2) ? false : PG_GETARG_BOOL(2);
-	ForeignServer *server = GetForeignServerByName(name, false);
+	ForeignServer *server;
 	blpg_source_config *cfg;
 	blpg_apply_options opts;
 	bl_source_options so;
-	bl_snapshot *snap = NULL;
+	bl_snapshot *volatile snap = NULL;
 	bl_error	err;
 	char		file[BLPG_FILE_LEN];
 	char		gtid[BLPG_GTID_LEN];
@@ -675,6 +760,11 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	int			n;
 	AclResult	aclresult;
 
+	blpg_require_arg(fcinfo, 0, "server");
+	blpg_require_arg(fcinfo, 1, "tables");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	tables = PG_GETARG_ARRAYTYPE_P(1);
+	server = GetForeignServerByName(name, false);
 	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
@@ -694,51 +784,166 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	so.ssl_key = cfg->ssl_key;
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 
-	memset(&err, 0, sizeof(err));
-	snap = bl_snapshot_begin(&so, file, sizeof(file), &pos, gtid, sizeof(gtid), &err);
-	if (snap == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-				 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
-	PG_TRY();
+	/*
+	 * Table definitions are not part of a snapshot: DDL on a table between
+	 * the snapshot's start and the end of its copy would leave the target
+	 * in one shape and the stream replaying the DDL from the snapshot's
+	 * position.  So each attempt reads every definition before the snapshot
+	 * and compares after each copy; on a difference (or an error caused by
+	 * DDL) the attempt is rolled back in a subtransaction and retried.
+	 */
+	for (int attempt = 1;; attempt++)
 	{
-		blpg_position state;
+		char	  **before = palloc0(sizeof(char *) * Max(n, 1));
+		List	   *volatile results = NIL;
+		volatile bool raced = false;
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		for (int i = 0; i < n; i++)
+		memset(&err, 0, sizeof(err));
+		snapshot_ddl_raced = false;
+		snap = bl_snapshot_open(&so, &err);
+		if (snap == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
+		for (int i = 0; i < n && snap; i++)
 		{
-			table_result r;
-			Datum		values[5];
-			bool		rnulls[5] = {0};
+			const char *src = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+			const char *dot = src ? strchr(src, '.') : NULL;
+			char		digest[64];
 
-			if (nulls[i])
-				continue;
-			r = load_table(name, snap, TextDatumGetCString(elems[i]), &opts, truncate, file, pos);
-			values[0] = CStringGetTextDatum(r.source);
-			values[1] = CStringGetTextDatum(r.target);
-			values[2] = Int64GetDatum(r.rows);
-			values[3] = CStringGetTextDatum(psprintf("%s:%llu", file, (unsigned long long) pos));
-			values[4] = BoolGetDatum(r.created);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
+			if (dot == NULL)
+				continue;		/* load_table reports it */
+			if (bl_snapshot_definition(snap, pnstrdup(src, dot - src), dot + 1,
+									   digest, sizeof(digest), &err) != 0)
+			{
+				bl_snapshot_end(snap);
+				snap = NULL;
+			}
+			else
+				before[i] = pstrdup(digest);
 		}
-		SPI_finish();
-
-		/* a source never started begins streaming at the snapshot */
-		if (!blpg_state_load(server->serverid, &state))
+		if (snap == NULL ||
+			bl_snapshot_start(snap, file, sizeof(file), &pos, gtid, sizeof(gtid), &err) != 0)
 		{
-			memset(&state, 0, sizeof(state));
-			strlcpy(state.file, file, sizeof(state.file));
-			state.pos = pos;
-			strlcpy(state.gtid_state, gtid, sizeof(state.gtid_state));
-			blpg_state_save(server->serverid, server->servername, &state);
+			bl_snapshot_end(snap);
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
 		}
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			for (int i = 0; i < n && !raced; i++)
+			{
+				table_result *r;
+				char		digest[64];
+				const char *src;
+				const char *dot;
+				table_result lr;
+				MemoryContext spi_cxt;
+
+				if (nulls[i])
+					continue;
+
+				src = TextDatumGetCString(elems[i]);
+				lr = load_table(name, snap, src, &opts, truncate, file, pos);
+				/* SPI's memory goes at SPI_finish: keep the result outside */
+				spi_cxt = MemoryContextSwitchTo(cxt);
+				r = palloc(sizeof(table_result));
+				*r = lr;
+				r->source = pstrdup(lr.source);
+				r->target = pstrdup(lr.target);
+				results = lappend((List *) results, r);
+				MemoryContextSwitchTo(spi_cxt);
+				dot = strchr(src, '.');
+				if (bl_snapshot_definition(snap, pnstrdup(src, dot - src), dot + 1,
+										   digest, sizeof(digest), &err) != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+							 errmsg("could not read the definition of %s: %s", src, err.message)));
+				if (before[i] == NULL || strcmp(before[i], digest) != 0)
+					raced = true;
+			}
+			SPI_finish();
+			if (raced)
+				RollbackAndReleaseCurrentSubTransaction();
+			else
+				ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			bl_snapshot_end(snap);
+			snap = NULL;
+			if (!snapshot_ddl_raced || attempt >= SNAPSHOT_ATTEMPTS)
+				ReThrowError(edata);
+			raced = true;
+		}
+		PG_END_TRY();
+		if (raced)
+		{
+			bl_snapshot_end(snap);
+			snap = NULL;
+			if (attempt >= SNAPSHOT_ATTEMPTS)
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("the source's table definitions changed during each of %d snapshot attempts",
+								SNAPSHOT_ATTEMPTS),
+						 errhint("Run the snapshot while no DDL runs on these tables.")));
+			ereport(NOTICE,
+					(errmsg("a table changed on the source during snapshot attempt %d; taking a new snapshot",
+							attempt)));
+			pg_usleep(1000000L * attempt);
+			continue;
+		}
+
+		/* the attempt held: report, and record where streaming begins */
+		{
+			ListCell   *lc;
+			blpg_position state;
+
+			foreach(lc, (List *) results)
+			{
+				table_result *r = lfirst(lc);
+				Datum		values[5];
+				bool		rnulls[5] = {0};
+
+				values[0] = CStringGetTextDatum(r->source);
+				values[1] = CStringGetTextDatum(r->target);
+				values[2] = Int64GetDatum(r->rows);
+				values[3] = CStringGetTextDatum(psprintf("%s:%llu", file, (unsigned long long) pos));
+				values[4] = BoolGetDatum(r->created);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
+			}
+			bl_snapshot_end(snap);
+			snap = NULL;
+			/* a source never started begins streaming at the snapshot */
+			if (!blpg_state_load(server->serverid, &state))
+			{
+				memset(&state, 0, sizeof(state));
+				strlcpy(state.file, file, sizeof(state.file));
+				state.pos = pos;
+				strlcpy(state.gtid_state, gtid, sizeof(state.gtid_state));
+				blpg_state_save(server->serverid, server->servername, &state);
+			}
+		}
+		break;
 	}
-	PG_FINALLY();
-	{
-		bl_snapshot_end(snap);
-	}
-	PG_END_TRY();
 	return (Datum) 0;
 }
 

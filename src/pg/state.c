@@ -9,6 +9,8 @@
  * Consumers may be unprivileged roles granted the SQL functions; the table
  * itself belongs to the extension's owner, so the writes run as that owner
  * (SECURITY_LOCAL_USERID_CHANGE), as PostgreSQL's own RI triggers do.
+ * blpg_run_as_owner() serves the other tables of the extension
+ * (binlog_fdw.table_mapping) the same way.
  */
 #include "binlog_fdw.h"
 #include "blpg_state.h"
@@ -46,8 +48,8 @@ state_owner(void)
 }
 
 /* Run fn(arg) with the privileges of the state table's owner, in SPI. */
-static void
-run_as_owner(void (*fn) (void *), void *arg)
+void
+blpg_run_as_owner(void (*fn) (void *), void *arg)
 {
 	Oid			save_userid;
 	int			save_sec;
@@ -116,7 +118,7 @@ blpg_state_load(Oid serverid, blpg_position *pos)
 	state_call	c = {serverid, NULL, pos, false};
 
 	memset(pos, 0, sizeof(*pos));
-	run_as_owner(load_fn, &c);
+	blpg_run_as_owner(load_fn, &c);
 	return c.found;
 }
 
@@ -157,7 +159,7 @@ blpg_state_save(Oid serverid, const char *server_name, const blpg_position *pos)
 {
 	state_call	c = {serverid, server_name, (blpg_position *) pos, false};
 
-	run_as_owner(save_fn, &c);
+	blpg_run_as_owner(save_fn, &c);
 }
 
 static void
@@ -178,5 +180,5 @@ blpg_state_forget(Oid serverid)
 {
 	state_call	c = {serverid, NULL, NULL, false};
 
-	run_as_owner(forget_fn, &c);
+	blpg_run_as_owner(forget_fn, &c);
 }

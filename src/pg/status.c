@@ -13,7 +13,7 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_status);
 
-#define STATUS_COLS 33
+#define STATUS_COLS 34
 
 static Datum
 text_or_null(const char *s, bool *isnull)
@@ -56,6 +56,8 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		values[c++] = CStringGetTextDatum(blpg_state_name(s.state));
 		values[c] = TimestampTzGetDatum(s.connected_since);
 		nulls[c++] = s.connected_since == 0 || s.state != BLPG_STATE_STREAMING;
+		values[c] = text_or_null(s.source_host, &nulls[c]);
+		c++;
 		values[c] = text_or_null(s.source_version, &nulls[c]);
 		c++;
 		values[c] = text_or_null(s.binlog_format, &nulls[c]);

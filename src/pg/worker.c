@@ -17,9 +17,24 @@
  * The first start without a durable position resolves the "start" option
  * to a concrete position and records it before streaming, so that changes
  * read before the first acknowledgement are read again after a crash.
+ *
+ * Host lists (failover).  With several hosts (a MariaDB primary and its
+ * replicas) a session connects to one host; one that does not answer, fails
+ * the replica checks or lacks transactions already read (its
+ * @@gtid_binlog_pos behind our GTID state, or a different transaction at
+ * the same sequence number) is passed over for the next one right away.
+ * After a lost stream the next round starts with the host that was
+ * streaming; a round in which every host failed waits with the growing
+ * delay.  File names and positions differ between servers, so with a host
+ * list every session resumes by MariaDB GTID state (@slave_connect_state,
+ * strict mode), never by file:pos; the changes of an open transaction
+ * already put are skipped in the transaction of that GTID (see sink.c).
+ * MySQL sources with a host list are refused: their GTID sets are not
+ * tracked.
  */
 #include "binlog_fdw.h"
 #include "blpg_filter.h"
+#include "blpg_hosts.h"
 #include "blpg_options.h"
 #include "blpg_ring.h"
 #include "blpg_sink.h"
@@ -53,6 +68,11 @@ typedef struct worker_ctx
 	bool		have_start;		/* start holds the next session's start */
 	blpg_position start;
 	bool		streamed;		/* the last session got past connecting */
+	int			host;			/* cfg->hosts index of the session's host */
+	int			tried;			/* hosts failed since the last nap */
+	int			streamed_host;	/* host of the last streaming session, or -1 */
+	bool		by_gtid;		/* host list: resume by MariaDB GTID state */
+	bool		reconnect_now;	/* the sink asked for a new session */
 
 	/* resources of the current session, released by end_session() */
 	bl_source  *src;
@@ -60,6 +80,7 @@ typedef struct worker_ctx
 	bl_decoder *dec;
 	blpg_sink  *sink;
 	TimestampTz last_server_check;
+	bool		guard_cleared;	/* the crash-loop record was cleared */
 } worker_ctx;
 
 static void
@@ -106,6 +127,9 @@ worker_exit(int code, Datum arg)
 	{
 		slot->worker_pid = 0;
 		slot->state = BLPG_STATE_STOPPED;
+		/* not a crash: the next launch does not count toward the guard */
+		if (slot->in_use)
+			blpg_guard_clear(slot->dboid, slot->serverid);
 	}
 	LWLockRelease(&slot->lock);
 	ConditionVariableBroadcast(&slot->put_cv);
@@ -117,8 +141,13 @@ static void
 source_error(worker_ctx *w, const bl_error *err)
 {
 	const char *hint = NULL;
+	const char *host = w->cfg->hosts[w->host].label;
 
-	if (strstr(err->message, "1236") && (strstr(err->message, "ould not find") ||
+	if (strstr(err->message, "1236") && strstr(err->message, "GTID") &&
+		(strstr(err->message, "not in the master") || strstr(err->message, "missing the GTID") ||
+		 strstr(err->message, "diverged")))
+		hint = "This server's binlog lacks transactions this source already read: it is behind, or its history diverged from the server they were read from. Nothing was skipped: the worker keeps trying the hosts of the list.";
+	else if (strstr(err->message, "1236") && (strstr(err->message, "ould not find") ||
 										 strstr(err->message, "purged") ||
 										 strstr(err->message, "not exist")))
 		hint = "The source no longer has the binlog at this position (purged?). Nothing after it was skipped: take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.";
@@ -127,6 +156,8 @@ source_error(worker_ctx *w, const bl_error *err)
 						(long long) w->cfg->server_id, w->cfg->server_name);
 	ereport(ERROR,
 			(errcode(blpg_errcode(err->code)),
+			 w->cfg->nhosts > 1 ?
+			 errmsg("source \"%s\", host %s: %s", w->cfg->server_name, host, err->message) :
 			 errmsg("source \"%s\": %s", w->cfg->server_name, err->message),
 			 err->file[0] ? errcontext("binlog file %s, position %llu", err->file,
 									   (unsigned long long) err->position) : 0,
@@ -215,6 +246,13 @@ update_stats(worker_ctx *w, bool force)
 		slot->read.pos = bl_source_position(w->src);
 	}
 	slot->peak_worker_rss_kb = peak_rss_kb();
+	/* a minute of streaming: earlier launches were not a crash loop */
+	if (!w->guard_cleared && slot->state == BLPG_STATE_STREAMING &&
+		slot->connected_since != 0 && now - slot->connected_since > 60 * USECS_PER_SEC)
+	{
+		blpg_guard_clear(slot->dboid, slot->serverid);
+		w->guard_cleared = true;
+	}
 	LWLockRelease(&slot->lock);
 	last = now;
 }
@@ -279,6 +317,17 @@ resolve_start(worker_ctx *w)
 
 		snprintf(pos.file, sizeof(pos.file), "%.*s", (int) (colon - start), start);
 		pos.pos = strtoull(colon + 1, NULL, 10);
+	}
+	/* a host list resumes by GTID state: the one at a file:pos start */
+	if (w->by_gtid && pos.gtid_state[0] == '\0' && pos.file[0] != '\0')
+	{
+		if (bl_source_gtid_at(w->src, pos.file, pos.pos, pos.gtid_state,
+							  sizeof(pos.gtid_state), &err) != 0)
+			source_error(w, &err);
+		ereport(LOG,
+				(errmsg("source \"%s\": the GTID state at %s:%llu is \"%s\"",
+						w->slot->server_name, pos.file, (unsigned long long) pos.pos,
+						pos.gtid_state)));
 	}
 	record_position(w, &pos);
 	w->start = pos;
@@ -403,6 +452,11 @@ run_session(worker_ctx *w)
 
 	memset(&err, 0, sizeof(err));
 	set_state(slot, BLPG_STATE_CONNECTING);
+	w->sopts.host = w->cfg->hosts[w->host].host;
+	w->sopts.port = (unsigned) w->cfg->hosts[w->host].port;
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	strlcpy(slot->source_host, w->cfg->hosts[w->host].label, sizeof(slot->source_host));
+	LWLockRelease(&slot->lock);
 	w->src = bl_source_connect(&w->sopts, &err);
 	if (w->src == NULL)
 		source_error(w, &err);
@@ -416,6 +470,17 @@ run_session(worker_ctx *w)
 		set_state(slot, BLPG_STATE_ERROR);
 		source_error(w, &err);
 	}
+	if (w->by_gtid && !info->is_mariadb)
+	{
+		set_state(slot, BLPG_STATE_ERROR);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source \"%s\": host lists need MariaDB GTIDs, but host %s is %s",
+						w->cfg->server_name, w->cfg->hosts[w->host].label, info->version),
+				 errdetail("With several hosts the worker follows the source from server to server by MariaDB GTID state; MySQL GTID sets are not tracked."),
+				 errhint("Give the source a single host: ALTER SERVER %s OPTIONS (SET host '...').",
+						 quote_identifier(w->cfg->server_name))));
+	}
 	w->schema = bl_schema_cache_create(&w->sopts, &err);
 	if (w->schema == NULL)
 		source_error(w, &err);
@@ -428,13 +493,31 @@ run_session(worker_ctx *w)
 
 	if (!w->have_start)
 		resolve_start(w);
-	if (bl_source_start_dump_at(w->src, w->dec, w->start.file, w->start.pos,
-								w->start.file[0] ? NULL : w->start.gtid_state, &err) != 0)
+	if (w->by_gtid)
+	{
+		/* this host must have every transaction of our state */
+		if (bl_source_check_gtid_state(w->src, w->start.gtid_state, &err) != 0)
+			source_error(w, &err);
+		if (w->streamed_host != w->host)
+			ereport(LOG,
+					(errmsg("source \"%s\": streaming from host %s (%d of %d) at GTID state \"%s\"%s",
+							w->cfg->server_name, w->cfg->hosts[w->host].label, w->host + 1,
+							w->cfg->nhosts, w->start.gtid_state,
+							w->start.skip > 0 ?
+							psprintf(", skipping the first %llu changes of transaction %s",
+									 (unsigned long long) w->start.skip,
+									 w->start.gtid[0] ? w->start.gtid : "(the first)") : "")));
+		if (bl_source_start_dump_at(w->src, w->dec, "", 4, w->start.gtid_state, &err) != 0)
+			source_error(w, &err);
+	}
+	else if (bl_source_start_dump_at(w->src, w->dec, w->start.file, w->start.pos,
+									 w->start.file[0] ? NULL : w->start.gtid_state, &err) != 0)
 		source_error(w, &err);
 	w->sink = blpg_sink_create(slot, w->filter, w->start.file, w->start.pos,
 							   w->start.skip, w->start.gtid_state);
+	if (w->by_gtid)
+		blpg_sink_set_skip_gtid(w->sink, w->start.gtid);
 	set_state(slot, BLPG_STATE_STREAMING);
-	w->streamed = true;
 
 	event_cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw event",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -468,6 +551,20 @@ run_session(worker_ctx *w)
 		if (bl_decode_event(w->dec, data, len, pos, &ev, &err) != 0)
 			blpg_report_decoder_error(ERROR, &err, w->cfg->server_name);
 		process_event(w, &ev, &stop);
+		/* the host serves us: a failure from now on retries it first */
+		if (!w->streamed && !blpg_sink_skip_pending(w->sink))
+		{
+			w->streamed = true;
+			w->streamed_host = w->host;
+		}
+		if (blpg_sink_restart_wanted(w->sink))
+		{
+			ereport(LOG,
+					(errmsg("source \"%s\": transaction %s is complete; reconnecting to host %s for the transactions of other GTID domains that came before it",
+							w->cfg->server_name, w->start.gtid, w->cfg->hosts[w->host].label)));
+			w->reconnect_now = true;
+			stop = true;
+		}
 		if (!stop && ev.type == BL_EV_TRANSACTION_PAYLOAD)
 		{
 			bl_event	inner;
@@ -577,8 +674,8 @@ blpg_worker_main(Datum main_arg)
 
 	pgstat_report_activity(STATE_RUNNING, psprintf("binlog_fdw source %s", w.cfg->server_name));
 	bl_source_options_init(&w.sopts);
-	w.sopts.host = w.cfg->host;
-	w.sopts.port = (unsigned) w.cfg->port;
+	w.by_gtid = w.cfg->nhosts > 1;
+	w.streamed_host = -1;
 	w.sopts.user = w.cfg->user;
 	w.sopts.password = w.cfg->password;
 	w.sopts.server_id = (uint32) w.cfg->server_id;
@@ -604,6 +701,7 @@ blpg_worker_main(Datum main_arg)
 		bool		rewind;
 
 		w.streamed = false;
+		w.reconnect_now = false;
 		MemoryContextSwitchTo(session_cxt);
 		PG_TRY();
 		{
@@ -666,8 +764,24 @@ blpg_worker_main(Datum main_arg)
 		}
 		if (should_stop(slot))
 			break;
+		if (w.reconnect_now)
+		{
+			w.reconnect_now = false;
+			continue;
+		}
 		if (w.streamed)
+		{
 			delay = 1000;
+			w.tried = 0;
+		}
+		else if (w.cfg->nhosts > 1)
+		{
+			/* the next host right away, until each was tried once */
+			w.host = (w.host + 1) % w.cfg->nhosts;
+			if (++w.tried < w.cfg->nhosts)
+				continue;
+			w.tried = 0;
+		}
 		set_state(slot, slot->state == BLPG_STATE_ERROR ? BLPG_STATE_ERROR : BLPG_STATE_RECONNECTING);
 		if (!nap(slot, delay))
 			break;

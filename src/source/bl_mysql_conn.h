@@ -21,4 +21,8 @@ extern int	bl_mysql_fail(MYSQL *conn, bl_error *err, const char *what);
 extern int	bl_mysql_query_value(MYSQL *conn, const char *sql, char *out,
 								 size_t outlen, bl_error *err);
 
+/* The connection and options of a source (bl_mysql_source.c). */
+extern MYSQL *bl_source_mysql(bl_source *src);
+extern const bl_source_options *bl_source_get_options(const bl_source *src);
+
 #endif							/* BL_MYSQL_CONN_H */

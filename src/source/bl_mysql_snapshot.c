@@ -61,13 +61,10 @@ bl_snapshot_quote_ident(const char *name, char *out, size_t outlen)
 }
 
 bl_snapshot *
-bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
-				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+bl_snapshot_open(const bl_source_options *opts, bl_error *err)
 {
 	bl_snapshot *s = calloc(1, sizeof(bl_snapshot));
 	char		version[128];
-	MYSQL_RES  *res;
-	MYSQL_ROW	row;
 
 	if (s == NULL)
 	{
@@ -83,9 +80,39 @@ bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
 	if (bl_mysql_query_value(s->conn, "SELECT @@version", version, sizeof(version), err) != 0)
 		goto fail;
 	s->is_mariadb = strstr(version, "MariaDB") != NULL;
-	if (exec(s, "SET SESSION time_zone = '+00:00', net_write_timeout = 3600", err) != 0 ||
+	if (exec(s, "SET SESSION time_zone = '+00:00', net_write_timeout = 3600, "
+			 "group_concat_max_len = 16777216", err) != 0 ||
 		exec(s, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", err) != 0)
 		goto fail;
+	return s;
+fail:
+	bl_snapshot_end(s);
+	return NULL;
+}
+
+bl_snapshot *
+bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
+				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+{
+	bl_snapshot *s = bl_snapshot_open(opts, err);
+
+	if (s == NULL)
+		return NULL;
+	if (bl_snapshot_start(s, file, filelen, pos, gtid, gtidlen, err) != 0)
+	{
+		bl_snapshot_end(s);
+		return NULL;
+	}
+	return s;
+}
+
+int
+bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
+				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
 	if (s->is_mariadb)
 	{
 		if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
@@ -136,14 +163,49 @@ bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
 			goto fail;
 	}
 	if (file[0] == '\0')
-	{
-		bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
-		goto fail;
-	}
-	return s;
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
+	return 0;
 fail:
-	bl_snapshot_end(s);
-	return NULL;
+	return -1;
+}
+
+int
+bl_snapshot_definition(bl_snapshot *s, const char *schema, const char *table,
+					   char *out, size_t outlen, bl_error *err)
+{
+	char		sql[4096];
+	char		es[512],
+				et[512];
+
+	if (strlen(schema) > 200 || strlen(table) > 200)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "name too long");
+	mysql_real_escape_string(s->conn, es, schema, (unsigned long) strlen(schema));
+	mysql_real_escape_string(s->conn, et, table, (unsigned long) strlen(table));
+	/* columns in order with type, nullability, default; then the key */
+	snprintf(sql, sizeof(sql),
+			 "SELECT MD5(CONCAT_WS(0x1d, "
+			 "(SELECT GROUP_CONCAT(CONCAT_WS(0x1f, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, "
+			 "IFNULL(COLUMN_DEFAULT, 0x1e), EXTRA) ORDER BY ORDINAL_POSITION SEPARATOR 0x1c) "
+			 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s'), "
+			 "(SELECT GROUP_CONCAT(CONCAT_WS(0x1f, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME) "
+			 "ORDER BY INDEX_NAME, SEQ_IN_INDEX SEPARATOR 0x1c) "
+			 "FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s' "
+			 "AND NON_UNIQUE = 0)))", es, et, es, et);
+	out[0] = '\0';
+	return bl_mysql_query_value(s->conn, sql, out, outlen, err);
+}
+
+bool
+bl_snapshot_definition_changed(const bl_snapshot *s)
+{
+	unsigned int e = mysql_errno(s->conn);
+
+	/*
+	 * ER_TABLE_DEF_CHANGED (1412): a table rebuilt after the snapshot
+	 * began; ER_NO_SUCH_TABLE (1146), ER_BAD_FIELD_ERROR (1054): dropped
+	 * or altered between reading its definition and its rows.
+	 */
+	return e == 1412 || e == 1146 || e == 1054;
 }
 
 static void
@@ -161,12 +223,53 @@ free_columns(bl_snapshot *s)
 	s->ncols = 0;
 }
 
+/*
+ * MariaDB's JSON is LONGTEXT with a CHECK (json_valid(`col`)) constraint of
+ * the column: such columns get the type "json", so that they map like
+ * MySQL's JSON (and JSON in DDL) to jsonb.  es/et: the escaped names.  A
+ * failure leaves the types as they are.
+ */
+static void
+mariadb_json_columns(bl_snapshot *s, const char *es, const char *et)
+{
+	char		sql[2048];
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	snprintf(sql, sizeof(sql),
+			 "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS "
+			 "WHERE CONSTRAINT_SCHEMA = '%s' AND TABLE_NAME = '%s'", es, et);
+	if (mysql_query(s->conn, sql) != 0 || (res = mysql_store_result(s->conn)) == NULL)
+		return;
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		for (int i = 0; row[0] && i < s->ncols; i++)
+		{
+			bl_snapshot_column *c = &s->cols[i];
+			char		want[600];
+			char		quoted[520];
+
+			if (strcmp(c->data_type, "longtext") != 0)
+				continue;
+			bl_snapshot_quote_ident(c->name, quoted, sizeof(quoted));
+			snprintf(want, sizeof(want), "json_valid(%s)", quoted);
+			if (strcmp(row[0], want) != 0)
+				continue;
+			free(c->column_type);
+			free(c->data_type);
+			c->column_type = strdup("json");
+			c->data_type = strdup("json");
+		}
+	}
+	mysql_free_result(res);
+}
+
 int
 bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
 					bl_snapshot_column **cols, int *ncols, int64_t *estimated_rows,
 					bl_error *err)
 {
-	char		sql[2048];
+	char		sql[4096];
 	char		es[512],
 				et[512];
 	MYSQL_RES  *res;
@@ -205,6 +308,8 @@ bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
 								  strcasestr(row[6], "GENERATED"));
 	}
 	mysql_free_result(res);
+	if (s->is_mariadb)
+		mariadb_json_columns(s, es, et);
 	*cols = s->cols;
 	*ncols = s->ncols;
 	snprintf(sql, sizeof(sql), "SELECT TABLE_ROWS FROM information_schema.TABLES "

@@ -25,10 +25,28 @@ typedef struct bl_snapshot_column
 /*
  * Open a connection and a consistent snapshot; file/pos (and gtid, the
  * server's GTID position then) say where the binlog stood.
+ * bl_snapshot_begin = bl_snapshot_open + bl_snapshot_start; between the
+ * two, the connection can read table definitions before the snapshot.
  */
 extern bl_snapshot *bl_snapshot_begin(const bl_source_options *opts,
 									  char *file, size_t filelen, uint64_t *pos,
 									  char *gtid, size_t gtidlen, bl_error *err);
+extern bl_snapshot *bl_snapshot_open(const bl_source_options *opts, bl_error *err);
+extern int	bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
+							  uint64_t *pos, char *gtid, size_t gtidlen,
+							  bl_error *err);
+
+/*
+ * A digest of a table's current definition (columns, types, defaults,
+ * unique keys).  Definitions are not part
+ * of the snapshot: comparing digests taken before the snapshot began and
+ * after its rows were read tells whether DDL ran meanwhile.
+ */
+extern int	bl_snapshot_definition(bl_snapshot *s, const char *schema, const char *table,
+								   char *out, size_t outlen, bl_error *err);
+
+/* Did the last failure come from DDL running meanwhile (worth a retry)? */
+extern bool bl_snapshot_definition_changed(const bl_snapshot *s);
 
 /* Columns of schema.table in order (ncols 0: no such table). */
 extern int	bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,

@@ -53,6 +53,18 @@ bl_source_position(const bl_source *src)
 	return src->position;
 }
 
+MYSQL *
+bl_source_mysql(bl_source *src)
+{
+	return src->conn;
+}
+
+const bl_source_options *
+bl_source_get_options(const bl_source *src)
+{
+	return &src->opts;
+}
+
 unsigned long
 bl_source_thread_id(const bl_source *src)
 {

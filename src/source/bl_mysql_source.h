@@ -122,6 +122,24 @@ extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
 									  size_t filelen, uint64_t *pos,
 									  bl_error *err);
 
+/*
+ * Following a source across the servers of a MariaDB replication topology
+ * (bl_mysql_failover.c), before the dump:
+ *
+ * bl_source_check_gtid_state: does the server's binlog reach a GTID state
+ * ("domain-server-seq,...") in every domain, with the same transaction
+ * where it is at the same sequence number?  -1 with a message naming the
+ * host and the GTIDs if not (behind, or diverged).  Whether the state's
+ * transactions themselves are in its binlog the server checks when the
+ * dump starts at that state (strict mode).
+ *
+ * bl_source_gtid_at: the GTID state at a binlog position
+ * (BINLOG_GTID_POS()); "" on MySQL or when the server cannot tell.
+ */
+extern int	bl_source_check_gtid_state(bl_source *src, const char *state, bl_error *err);
+extern int	bl_source_gtid_at(bl_source *src, const char *file, uint64_t pos,
+							  char *out, size_t outlen, bl_error *err);
+
 /* Run a statement on the source's connection (not during a dump). */
 extern int	bl_source_exec(bl_source *src, const char *sql, bl_error *err);
 

@@ -194,6 +194,21 @@ class Postgres:
     def execute(self, sql, args=None):
         self.query(sql, args)
 
+    def ping(self):
+        try:
+            self.query('SELECT 1')
+            return True
+        except psycopg2.Error:
+            return False
+
+    def log_contains(self, text):
+        path = os.path.join(RUN, 'pg-%s' % self.name, 'postgresql.log')
+        try:
+            with open(path, errors='replace') as f:
+                return text in f.read()
+        except OSError:
+            return False
+
     def status(self, server):
         conn = self.connect()
         try:
@@ -335,16 +350,17 @@ def summarize(changes):
 # ground truth: the binlog through ./binlogcat
 
 def ground_truth(port, schema, start_file, start_pos, host='127.0.0.1', server_id=None,
-                 extra=(), spans=None):
+                 extra=(), spans=None, start=None):
     """
     The changes of `schema` in the source's binlog from start_file:start_pos
-    to its current end, with BEGIN/COMMIT markers around each transaction
+    (or from `start`, any binlogcat --start form such as 'gtid:0-1-5') to
+    its current end, with BEGIN/COMMIT markers around each transaction
     that has any.  DDL statements naming the schema count as 'ddl' changes.
     spans, if a list, gets (gtid, binlog bytes, row changes) per transaction.
     """
     sid = server_id or (5000 + os.getpid() % 1000)
     cmd = [BINLOGCAT, '--host', host, '--port', str(port), '--user', REPL_USER,
-           '--start', '%s:%d' % (start_file, start_pos), '--until-end', '--quiet',
+           '--start', start or '%s:%d' % (start_file, start_pos), '--until-end', '--quiet',
            '--server-id', str(sid)] + list(extra)
     env = dict(os.environ, MYSQL_PWD=REPL_PW)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

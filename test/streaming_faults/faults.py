@@ -326,6 +326,48 @@ def pg_fast_stop_ring_full(seed):
             % run.consumer.reconnects)
 
 
+@case('crash-loop-guard')
+def crash_loop_guard(seed):
+    """Clean restarts never stop a source; a worker that crashes again and
+    again (each crash restarts the whole cluster) is left stopped once it was
+    launched 5 times within 2 minutes, with a warning, until start() is
+    called."""
+    name = 'guard'
+    create_source(PG, name, MDB_PORT, 9308)
+    start_source(PG, name)
+    for i in range(6):
+        PG.stop('fast')
+        PG.start()
+        wait_for(lambda: (PG.status(name) or {}).get('state') == 'streaming', 60,
+                 'the source to stream after clean restart %d' % (i + 1))
+    log('crash-loop-guard: streaming after 6 clean restarts')
+    crashes = 0
+    while crashes < 8 and not guard_gave_up(name):
+        pid = worker_pid(name)
+        os.kill(pid, 9)
+        crashes += 1
+        # the postmaster restarts the cluster; the launcher relaunches (or not)
+        time.sleep(1)
+        wait_for(lambda: PG.ping(), 60, 'the cluster to come back after crash %d' % crashes)
+        wait_for(lambda: (PG.status(name) or {}).get('state') == 'streaming' or
+                 guard_gave_up(name), 30, 'a relaunch or the guard after crash %d' % crashes)
+    log('crash-loop-guard: left stopped after %d crashes' % crashes)
+    # five launches count: the one after the last clean restart and four
+    # after crashes; the fifth crash finds the record full
+    require(crashes == 5, 'the source stopped being relaunched after %d crashes (expected 5)'
+            % crashes)
+    require(PG.log_contains('was started 5 times in 120 seconds and is left stopped'),
+            'no warning in the server log')
+    # start() clears the record
+    start_source(PG, name)
+    stop_source(PG, name)
+
+
+def guard_gave_up(name):
+    s = PG.status(name)
+    return s is None or (s.get('worker_pid') is None and s.get('state') == 'stopped')
+
+
 @case('mariadb-restart')
 def mariadb_restart(seed):
     run = Run('mariadb-restart', seed, 9304,

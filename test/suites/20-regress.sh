@@ -16,7 +16,7 @@ chmod 1777 "$OUT" 2>/dev/null || true	# the server may write files there (COPY T
 # Inputs of the tests, readable by the server (it runs as postgres):
 # BLF_SAMPLES, the shared sample binlogs (copied if postgres cannot read
 # them in place), and BLF_REGRESS_BINLOGS, the binlogs of a fixed workload
-# on a fresh MariaDB instance.
+# on a fresh MariaDB instance "regress" (port BLF_REGRESS_MARIADB_PORT, 3411).
 SAMPLES=$(cd "$BLF_ROOT/.." && pwd)/shared/binlog-samples
 if [ ! -d "$SAMPLES" ]; then
 	echo "not ok - regress: ../shared/binlog-samples is missing"
@@ -30,7 +30,8 @@ if ! runuser -u postgres -- test -r "$SAMPLES/rust_mysql_common/test-data/binlog
 fi
 export BLF_SAMPLES=$SAMPLES
 
-"$BLF_ROOT/scripts/mariadb.sh" start --name regress --port 3411 --fresh >"$OUT/mariadb.out" 2>&1
+"$BLF_ROOT/scripts/mariadb.sh" start --name regress --port "${BLF_REGRESS_MARIADB_PORT:-3411}" --fresh \
+	>"$OUT/mariadb.out" 2>&1
 "$BLF_ROOT/scripts/mariadb.sh" sql --name regress <"$BLF_ROOT/test/regress/workload.sql"
 blf_mariadb_paths regress
 mkdir -p "$OUT/binlogs"

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""
+test/apply_cases/apply_cases.py -- live tests of binlog_fdw's apply surface
+(SPEC section 6 and 7, issue #4): MariaDB main -> sources on PostgreSQL
+main -> snapshot() / apply() into PostgreSQL tables.  Run by
+test/suites/85-apply-cases.sh; prints "ok - apply/NAME" or "not ok -
+apply/NAME: reason" per case (test/run.sh's protocol).
+
+Cases:
+  types            every MariaDB column type: snapshot() creates the table
+                   (column types as the README's type mapping says), inserts,
+                   updates and deletes are applied; PostgreSQL equals MariaDB
+                   value by value; a NUL in text is a clear error
+  type-options     tinyint1_boolean, zero_date null / -infinity / error,
+                   time_type interval / time, schema_map
+  hostile-names    a database, table and columns named with quotes,
+                   semicolons, spaces and backquotes: snapshot, rows, DDL;
+                   PostgreSQL table y still exists
+  keys             primary key, a unique key chosen with map_table(key_columns),
+                   keyless: an error with a hint, or keyless 'full_row'
+                   (identical rows: one delete removes one)
+  conflicts        error | skip | overwrite per source and per table: missing
+                   row on update/delete, existing key on insert; the error
+                   names the table, the key and the binlog position
+  mapping          db.table -> schema.table, schema_map, map_table() target,
+                   unmapped 'error' / 'skip', map_table(skip)
+  partitions       range and hash partitioned targets: rows moving between
+                   partitions, a partition with another column order,
+                   conflicts into partitions
+  ddl              CREATE/DROP/RENAME/TRUNCATE TABLE, ALTER TABLE ADD/DROP/
+                   MODIFY/CHANGE/RENAME COLUMN in order with the rows around
+                   them; DDL that is not understood stops apply with the
+                   statement and position; skip_change() after a fix
+  security         apply() with the caller's privileges, EXECUTE revoked from
+                   PUBLIC, passwords hidden in pg_user_mappings
+  transactions     multi-table transactions never half visible to a
+                   concurrent reader; apply(max_changes) stops at transaction
+                   boundaries; a transaction larger than a batch applies whole
+
+Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
+separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import psycopg2                                     # noqa: E402
+
+import cases_ddl                                    # noqa: E402
+import cases_keys                                   # noqa: E402
+import cases_security                               # noqa: E402
+import apply_types                                  # noqa: E402
+from harness import (KEEP, MDB_PREFIX, PGDB, Runner, log, mdb, mx, pg, q, q1, short)  # noqa: E402
+
+
+def cleanup(conn_pg_admin, m):
+    """Drop what an earlier run left: sources, the database, MariaDB dbs."""
+    if q1(conn_pg_admin, 'SELECT count(*) FROM pg_database WHERE datname = %s', (PGDB,)):
+        try:
+            d = pg()
+            if q1(d, "SELECT count(*) FROM pg_extension WHERE extname = 'binlog_fdw'"):
+                for (name,) in q(d, 'SELECT server FROM binlog_fdw.status'):
+                    q(d, 'SELECT binlog_fdw.stop(%s)', (name,))
+            d.close()
+        except psycopg2.Error as e:
+            log('cleanup: %s' % str(e).strip())
+        q(conn_pg_admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
+    for role in ('blf_ac_writer', 'blf_ac_nopriv', 'blf_ac_plain'):
+        if q1(conn_pg_admin, 'SELECT count(*) FROM pg_roles WHERE rolname = %s', (role,)):
+            q(conn_pg_admin, 'DROP ROLE %s' % role)
+    for (db,) in mx(m, "SHOW DATABASES LIKE '%s%%'" % MDB_PREFIX):
+        mx(m, 'DROP DATABASE `%s`' % db.replace('`', '``'))
+
+
+def main():
+    t0 = time.monotonic()
+    wanted = [x for x in os.environ.get('BLF_APPLY_CASES', '').split(',') if x]
+    try:
+        admin = pg(db='postgres')
+        m = mdb()
+        cleanup(admin, m)
+        q(admin, 'CREATE DATABASE %s' % PGDB)
+        conn_box = [pg()]
+        q(conn_box[0], 'CREATE EXTENSION binlog_fdw')
+    except Exception as e:                          # noqa: BLE001
+        print('not ok - apply/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
+        return 1
+    runner = Runner(conn_box)
+    cases = [
+        ('types', lambda: apply_types.case_types(conn_box[0], m)),
+        ('type-options', lambda: apply_types.case_type_options(conn_box[0], m)),
+        ('hostile-names', lambda: cases_ddl.case_hostile(conn_box[0], m)),
+        ('keys', lambda: cases_keys.case_keys(conn_box[0], m)),
+        ('conflicts', lambda: cases_keys.case_conflicts(conn_box[0], m)),
+        ('mapping', lambda: cases_keys.case_mapping(conn_box[0], m)),
+        ('partitions', lambda: cases_keys.case_partitions(conn_box[0], m)),
+        ('ddl', lambda: cases_ddl.case_ddl(conn_box[0], m)),
+        ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
+        ('security', lambda: cases_security.case_security(conn_box[0], m)),
+        ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
+    ]
+    for name, fn in cases:
+        if wanted and name not in wanted:
+            continue
+        runner.run(name, fn)
+        # a failed case may leave its sources running: stop them
+        try:
+            q(conn_box[0], 'RESET ROLE')
+        except psycopg2.Error:
+            conn_box[0] = pg()
+        if not KEEP:
+            for (srv,) in q(conn_box[0], 'SELECT server FROM binlog_fdw.status'):
+                log('stopping %s, left by %s' % (srv, name))
+                q(conn_box[0], 'SELECT binlog_fdw.stop(%s)', (srv,))
+    if not KEEP:
+        try:
+            conn_box[0].close()
+            cleanup(admin, m)
+        except Exception as e:                      # noqa: BLE001
+            log('cleanup: %s' % e)
+    log('apply cases: %d passed, %d failed in %.1fs' % (runner.passed, runner.failed, time.monotonic() - t0))
+    return 1 if runner.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,832 @@
+#!/usr/bin/python3
+"""
+test/failover/failover.py -- a binlog_fdw source with a host list follows a
+promoted replica (test/suites/75-failover.sh).
+
+Each case runs on a fresh pair of MariaDB servers: A (primary, server-id 1)
+and B (replica of A by GTID, server-id 2, log_slave_updates, read_only),
+both with gtid_strict_mode and the row binlog.  The source has host
+'A,B'; a writer (test/streaming_faults/blfaults.Writer) writes to A while a
+consumer (blfaults.Consumer: get -> record -> ack) consumes.  A is killed
+with SIGKILL mid-stream, B is promoted (STOP SLAVE; RESET SLAVE ALL;
+read_only off) and the writer goes on on B.  What the consumer
+acknowledged must equal the transactions committed, read from B's binlog
+by ./binlogcat from the GTID state the source started at: per GTID domain
+the same changes in the same order (nothing lost, nothing twice), and the
+writer's own counts of transactions and row changes.
+
+Cases (one "ok - failover/NAME" line each):
+  switch            two GTID domains; A dies while the worker waits for ring
+                    space in the middle of a 15 MB transaction (1 MB ring),
+                    so the worker resumes on B by GTID state, skipping the
+                    changes of that transaction it had already put; status
+                    then shows B and B's binlog positions
+  partial-ack       A dies while the durable position is inside a
+                    transaction (acked_skip > 0) and PostgreSQL restarts
+                    (immediate): the new worker finds A down and resumes on B
+                    at the durable GTID state, skipping exactly the
+                    acknowledged changes
+  replica-behind    B's SQL thread is stopped, so B lacks the last
+                    transactions the consumer acknowledged when A dies: the
+                    worker reports that B is behind, delivers nothing, and
+                    streams from B once B has applied them
+  domain-order      B holds A's transactions (same GTIDs) with two domains
+                    in another order: a domain-1 transaction before the
+                    domain-0 transaction A dies inside of; the worker passes
+                    the first over, finishes the second, then reads the
+                    first again (no skip applied to the wrong transaction)
+  lost-transaction  B stops replicating before a large transaction that the
+                    consumer has partly acknowledged; A dies, B is promoted
+                    and written to: the worker must not deliver B's
+                    transactions (the partly delivered one is not on B) and
+                    says so in last_error
+
+usage: failover.py [CASE...]
+
+Environment (set by test/suites/75-failover.sh): BLF_FAILOVER_A_PORT
+(3531), BLF_FAILOVER_B_PORT (3532), BLF_FAILOVER_PG_PORT (5531; the
+cluster "failover", binlog_fdw.ring_size=1MB), BLF_FAILOVER_SEED (7575),
+BLF_SUITE_TMP (scratch: MariaDB data directory templates).
+"""
+
+import collections
+import os
+import random
+import re
+import sys
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                                'streaming_faults'))
+
+from blfaults import (CaseFailure, MariaDB, Postgres, StatusMonitor, Consumer,  # noqa: E402
+                      BackgroundWriter, Writer, compare, create_source, ground_truth, log,
+                      require, self_check_compare, sh, short, start_source, stop_source,
+                      stop_all, summarize, wait_for, RUN, REPL_USER, REPL_PW)
+import psycopg2  # noqa: E402
+import pymysql  # noqa: E402
+
+A_PORT = int(os.environ.get('BLF_FAILOVER_A_PORT', '3531'))
+B_PORT = int(os.environ.get('BLF_FAILOVER_B_PORT', '3532'))
+PG_PORT = int(os.environ.get('BLF_FAILOVER_PG_PORT', '5531'))
+SEED = int(os.environ.get('BLF_FAILOVER_SEED', '7575'))
+TMP = os.environ.get('BLF_SUITE_TMP') or os.path.join(RUN, 'tmp', 'failover')
+
+A = MariaDB('fo-a', A_PORT)
+B = MariaDB('fo-b', B_PORT)
+PG = Postgres('failover', PG_PORT)
+A_LABEL = '127.0.0.1:%d' % A_PORT
+B_LABEL = '127.0.0.1:%d' % B_PORT
+HOSTS = '%s,%s' % (A_LABEL, B_LABEL)
+PG_LOG = os.path.join(RUN, 'pg-failover', 'postgresql.log')
+
+# fast but kill -9 safe: commits reach the OS before they return
+COMMON_ARGS = ['--innodb-buffer-pool-size=64M', '--innodb-flush-log-at-trx-commit=2',
+               '--sync-binlog=0']
+SERVER_ARGS = {
+    A: ['--server-id=1'] + COMMON_ARGS,
+    B: ['--server-id=2', '--log-slave-updates=1', '--read-only=1'] + COMMON_ARGS,
+}
+
+CASES = []
+
+
+def case(name):
+    def register(fn):
+        CASES.append((name, fn))
+        return fn
+    return register
+
+
+# ---------------------------------------------------------------------------
+# the pair of servers
+
+def data_dir(m):
+    return os.path.join(RUN, 'mariadb-' + m.name)
+
+
+def template_dir(m):
+    return os.path.join(TMP, 'template-' + m.name)
+
+
+def make_templates():
+    """Initialize A and B once (in parallel); each case starts from copies."""
+    errors = []
+
+    def make(m):
+        for attempt in (1, 2):
+            try:
+                t0 = time.monotonic()
+                m._sh('start', '--fresh', extra=SERVER_ARGS[m])
+                m.stop()
+                sh(['rm', '-rf', template_dir(m)])
+                sh(['cp', '-a', data_dir(m), template_dir(m)])
+                log('template of MariaDB %s made in %.1fs' % (m.name, time.monotonic() - t0))
+                return
+            except Exception as e:
+                log('making the template of MariaDB %s (attempt %d): %s' % (m.name, attempt, e))
+                if attempt == 2:
+                    errors.append(e)
+    threads = [threading.Thread(target=make, args=(m,)) for m in (A, B)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def fresh_pair(replicate=True):
+    """A and B from their templates, B replicating A by GTID."""
+    for m in (A, B):
+        m.destroy()
+        sh(['cp', '-a', template_dir(m), data_dir(m)])
+        m.start()
+    if not replicate:
+        return
+    B.query("CHANGE MASTER TO master_host = '127.0.0.1', master_port = %s, master_user = %s, "
+            "master_password = %s, master_use_gtid = slave_pos, master_connect_retry = 1",
+            (A_PORT, REPL_USER, REPL_PW))
+    B.query('START SLAVE')
+    wait_for(lambda: (lambda s: s and s['Slave_IO_Running'] == 'Yes' and
+                      s['Slave_SQL_Running'] == 'Yes')(slave_status(B)), 30,
+             'B to replicate A (%s)' % short(slave_status(B)))
+
+
+def slave_status(m):
+    conn = m.connect()
+    try:
+        with conn.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute('SHOW SLAVE STATUS')
+            return cur.fetchone()
+    finally:
+        conn.close()
+
+
+def gtid_pos(m):
+    return m.query('SELECT @@global.gtid_binlog_pos')[0][0] or ''
+
+
+def caught_up():
+    return gtid_pos(B) == gtid_pos(A)
+
+
+def wait_caught_up():
+    wait_for(caught_up, 60, 'B to catch up with A (A %s, B %s)' % (gtid_pos(A), gtid_pos(B)))
+
+
+def promote(m):
+    m.query('STOP SLAVE')
+    m.query('RESET SLAVE ALL')
+    m.query('SET GLOBAL read_only = 0')
+    log('%s promoted: gtid_binlog_pos %s' % (m.name, gtid_pos(m)))
+
+
+def kill_a():
+    A.stop(kill=True)
+    log('A killed (SIGKILL)')
+
+
+class DomainWriter(Writer):
+    """A Writer whose transactions get GTIDs of one replication domain."""
+
+    def __init__(self, mdb, schema, seed, domain):
+        super().__init__(mdb, schema, seed)
+        self.domain = domain
+
+    def connect(self):
+        super().connect()
+        with self.conn.cursor() as cur:
+            cur.execute('SET SESSION gtid_domain_id = %d' % self.domain)
+
+    def move(self, mdb):
+        """Go on writing on another server."""
+        self.close()
+        self.mdb = mdb
+
+
+def wait_status(server, cond, timeout, what):
+    """Poll the source's status until cond(status); its status on timeout."""
+    last = {}
+
+    def probe():
+        st = PG.status(server)
+        last['st'] = st
+        return st if st and cond(st) else None
+    try:
+        return wait_for(probe, timeout, what)
+    except CaseFailure as e:
+        raise CaseFailure('%s (status: %s)' % (e, short(last.get('st'), 600)))
+
+
+# ---------------------------------------------------------------------------
+# a transaction larger than what can be in flight: A dies inside it
+
+BLOB_ROW = 256 * 1024
+
+
+def in_flight_bytes():
+    """What TCP may buffer between A and the worker (both directions' maxima)."""
+    total = 0
+    for f in ('/proc/sys/net/ipv4/tcp_rmem', '/proc/sys/net/ipv4/tcp_wmem'):
+        try:
+            with open(f) as fh:
+                total += int(fh.read().split()[2])
+        except (OSError, ValueError, IndexError):
+            total += 8 << 20
+    return total
+
+
+def blob_txn_bytes():
+    return max(24 << 20, int(1.3 * in_flight_bytes()) + (8 << 20))
+
+
+def create_blob_table(w):
+    w.mdb.query('CREATE TABLE `%s`.t_blob (id INT PRIMARY KEY, b LONGTEXT NOT NULL) '
+                'ENGINE=InnoDB' % w.schema)
+
+
+def blob_transaction(w, nbytes):
+    """One transaction of nbytes of rows of 256 kB (counted in the writer)."""
+    if w.conn is None:
+        w.connect()
+    rows = nbytes // BLOB_ROW + 1
+    t0 = time.monotonic()
+    with w.conn.cursor() as cur:
+        for first in range(0, rows, 8):
+            batch = []
+            for i in range(first, min(rows, first + 8)):
+                o = (i * 7919) % 4096
+                text = ('%08d' % i) + (w.blob[o:] + w.blob)[:BLOB_ROW - 8]
+                batch.append((i + 1, text))
+            cur.executemany('INSERT INTO t_blob (id, b) VALUES (%s, %s)', batch)
+    w.conn.commit()
+    w.txns += 1
+    w.changes += rows
+    log('%s: a transaction of %d rows, %.0f MB, in %.1fs'
+        % (w.schema, rows, rows * BLOB_ROW / 1e6, time.monotonic() - t0))
+
+
+def inside_blob_txn(consumer):
+    """The consumer is inside a transaction of t_blob rows (3 or more)."""
+    with consumer.lock:
+        d = consumer.delivered
+        n = 0
+        for i in range(len(d) - 1, -1, -1):
+            if d[i][0] == 'begin':
+                return n >= 3
+            if d[i][0] in ('commit', 'ddl'):
+                return False
+            n += d[i][2] == 't_blob'
+    return False
+
+
+def pg_log_size():
+    try:
+        return os.path.getsize(PG_LOG)
+    except OSError:
+        return 0
+
+
+def pg_log_since(offset):
+    with open(PG_LOG, 'rb') as f:
+        f.seek(offset)
+        return f.read().decode(errors='replace')
+
+
+# ---------------------------------------------------------------------------
+# consumer gate
+
+class Gate:
+    """
+    Holds the consumer (in its after-ack hook, so what it holds is
+    acknowledged and committed) the first time cond(consumer) is true,
+    until released.
+    """
+
+    def __init__(self, cond):
+        self.cond = cond
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def hook(self, consumer, batch_id):
+        if not self.reached.is_set() and self.cond(consumer):
+            log('gate: consumer held with %d changes acknowledged' % consumer.count())
+            self.reached.set()
+            self.release.wait(180)
+
+
+def open_txn_rows(consumer):
+    """Row changes of the transaction the consumer is inside of (0 if none)."""
+    with consumer.lock:
+        d = consumer.delivered
+        n = 0
+        for i in range(len(d) - 1, -1, -1):
+            op = d[i][0]
+            if op == 'begin':
+                return n
+            if op in ('commit', 'ddl'):
+                return 0
+            n += 1
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# comparison by GTID domain
+
+def domain_of(change):
+    g = change[3] or ''
+    return g.split('-')[0] if '-' in g else '?'
+
+
+def compare_domains(got, want_by_domain):
+    """None if got has, per GTID domain, exactly the changes of want in
+    the same order; else the first difference."""
+    got_d = collections.defaultdict(list)
+    for c in got:
+        got_d[domain_of(c)].append(c)
+    for d in sorted(set(got_d) | set(want_by_domain)):
+        diff = compare(got_d.get(d, []), want_by_domain.get(d, []))
+        if diff:
+            return 'GTID domain %s: %s' % (d, diff)
+    return None
+
+
+def self_check(want_by_domain, rng):
+    """The comparison must notice a dropped, a duplicated, a reordered
+    change and a change moved to another domain position."""
+    for d, want in want_by_domain.items():
+        bad = self_check_compare(want, rng)
+        if bad:
+            return 'domain %s: %s' % (d, bad)
+    flat = [c for d in sorted(want_by_domain) for c in want_by_domain[d]]
+    if compare_domains(flat, want_by_domain) is not None:
+        return 'the comparison refuses the ground truth itself'
+    i = rng.randrange(len(flat))
+    if compare_domains(flat[:i] + flat[i + 1:], want_by_domain) is None:
+        return 'the comparison does not notice a dropped change'
+    if compare_domains(flat + [flat[i]], want_by_domain) is None:
+        return 'the comparison does not notice a change delivered twice'
+    return None
+
+
+# ---------------------------------------------------------------------------
+# the common course of a case
+
+class Run:
+    """A fresh pair, writers per domain, a source with host 'A,B', a
+    consumer and a status monitor; then the ground truth from B and the
+    comparison."""
+
+    def __init__(self, name, seed, server_id, domains=(0,), consumer_kw=None, blob=False):
+        self.name = name
+        t0 = time.monotonic()
+        fresh_pair()
+        self.server = 'fo_' + name.replace('-', '_')
+        self.writers = []
+        for d in domains:
+            w = DomainWriter(A, '%s_d%d' % (self.server, d), seed + d, d)
+            w.create_schema()
+            if blob:
+                create_blob_table(w)
+            self.writers.append(w)
+        wait_caught_up()
+        create_source(PG, self.server, A_PORT, server_id, host=HOSTS,
+                      include='^%s_d[0-9]+\\.' % self.server)
+        start_source(PG, self.server)
+        (self.start_state,), = PG.query(
+            'SELECT gtid_state FROM binlog_fdw.source_state WHERE server_name = %s',
+            (self.server,))
+        st = PG.status(self.server)
+        log('%s: servers ready and source streaming in %.1fs, from %s at GTID state %s'
+            % (name, time.monotonic() - t0, st['source_host'], self.start_state))
+        require(self.start_state, 'the source recorded no GTID state at its start')
+        require(st['source_host'] == A_LABEL, 'the source streams from %s, not A (%s)'
+                % (st['source_host'], A_LABEL))
+        self.monitor = StatusMonitor(PG, self.server)
+        self.monitor.start()
+        self.consumer = Consumer(PG, self.server, **(consumer_kw or {}))
+        self.consumer.start()
+        self.want = None
+
+    def truth(self):
+        """Ground truth per domain: B's binlog from the start state."""
+        t0 = time.monotonic()
+        self.want = {}
+        for w in self.writers:
+            t = ground_truth(B_PORT, w.schema, None, None, start='gtid:' + self.start_state)
+            rows = sum(1 for c in t if c[0] in ('insert', 'update', 'delete'))
+            begins = sum(1 for c in t if c[0] == 'begin')
+            doms = set(domain_of(c) for c in t)
+            log('%s: ground truth of %s: %d changes (%s); writer: %d transactions, %d row changes'
+                % (self.name, w.schema, len(t), summarize(t), w.txns, w.changes))
+            require(rows == w.changes and begins == w.txns,
+                    "B's binlog has %d transactions with %d row changes of %s, the writer "
+                    "committed %d with %d" % (begins, rows, w.schema, w.txns, w.changes))
+            require(doms == {str(w.domain)}, 'the transactions of %s are in GTID domains %s'
+                    % (w.schema, sorted(doms)))
+            self.want[str(w.domain)] = t
+        log('%s: ground truth in %.1fs' % (self.name, time.monotonic() - t0))
+        return self.want
+
+    def total(self):
+        return sum(len(t) for t in self.want.values())
+
+    def finish(self, timeout=120):
+        if self.want is None:
+            self.truth()
+        t0 = time.monotonic()
+        how = self.consumer.finish(self.total(), timeout)
+        self.monitor.stop()
+        got = self.consumer.delivered
+        log('%s: consumer %s after %.1fs more: %d changes in %d batches (%d inside a '
+            'transaction), %d reconnects' % (self.name, how, time.monotonic() - t0, len(got),
+                                            self.consumer.batches, self.consumer.partial_batches,
+                                            self.consumer.reconnects))
+        diff = compare_domains(got, self.want)
+        if diff:
+            raise CaseFailure(diff + ('' if how == 'complete' else ' (consumer: %s)' % how))
+        bad = self_check(self.want, random.Random(self.total()))
+        require(bad is None, bad)
+
+    def check_positions_on_b(self):
+        """Idle after the last write: status shows B and B's own end of
+        binlog as the read and the acknowledged position."""
+        bfile, bpos = B.master_status()
+        st = wait_status(self.server, lambda s: s['read_file'] == bfile and s['read_pos'] == bpos,
+                         10, "the worker's read position to reach B's end of binlog %s:%d"
+                         % (bfile, bpos))
+        require(st['source_host'] == B_LABEL, 'status shows source_host %s, not B (%s)'
+                % (st['source_host'], B_LABEL))
+        require((st['acked_file'], st['acked_pos']) == (bfile, bpos),
+                "the acknowledged position %s:%s is not B's end of binlog %s:%d"
+                % (st['acked_file'], st['acked_pos'], bfile, bpos))
+        require(st['gtid_state'] == gtid_pos(B), 'status gtid_state %s, B is at %s'
+                % (st['gtid_state'], gtid_pos(B)))
+        log('%s: status after the switch: host %s, read %s:%s, acked %s:%s, GTID state %s'
+            % (self.name, st['source_host'], st['read_file'], st['read_pos'], st['acked_file'],
+               st['acked_pos'], st['gtid_state']))
+
+
+def skip_lines(text):
+    """(host, state, skip, gtid) of the worker's 'streaming from host' lines."""
+    out = []
+    for m in re.finditer(r'streaming from host (\S+) \(\d+ of \d+\) at GTID state "([^"]*)"'
+                         r'(?:, skipping the first (\d+) changes of transaction (\S+))?', text):
+        out.append((m.group(1), m.group(2), int(m.group(3) or 0), m.group(4)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# cases
+
+@case('switch')
+def case_switch(seed):
+    run = Run('switch', seed, 9501, domains=(0, 1), blob=True,
+              consumer_kw=dict(max_changes=500, timeout_ms=300))
+    w0, w1 = run.writers
+    gate = Gate(inside_blob_txn)
+    run.consumer.hook_after_ack = gate.hook
+    bw1 = BackgroundWriter(w1, ntxns=120)
+    bw1.start()
+    # domain 0: a transaction larger than the 1 MB ring plus whatever TCP
+    # can hold in flight, so that A dies while the worker is inside it
+    w0.run(ntxns=60)
+    blob_transaction(w0, blob_txn_bytes())
+    w0.run(ntxns=140)
+    w0.close()
+    bw1.join()
+    if bw1.error:
+        raise bw1.error
+    wait_for(gate.reached.is_set, 60, 'the consumer to get inside the large transaction')
+    wait_caught_up()
+    wait_status(run.server, lambda s: s['state'] == 'ring full', 20,
+                'the worker to wait for ring space')
+    st = PG.status(run.server)
+    log('switch: A has %s; the worker (%s) read %s:%s, %d changes acknowledged'
+        % (gtid_pos(A), st['state'], st['read_file'], st['read_pos'], run.consumer.count()))
+    off = pg_log_size()
+    kill_a()
+    promote(B)
+    gate.release.set()
+    for w in run.writers:
+        w.move(B)
+    w0.run(ntxns=100)
+    w1.run(ntxns=60)
+    for w in run.writers:
+        w.close()
+    run.finish()
+    lines = skip_lines(pg_log_since(off))
+    log('switch: worker: %s' % lines)
+    require(any(h == B_LABEL and skip > 0 for h, _, skip, _ in lines),
+            'the worker did not resume on B inside the large transaction (log: %s)' % lines)
+    run.check_positions_on_b()
+    require(re.search(r'(^|,)0-2-\d+', PG.status(run.server)['gtid_state']) and
+            re.search(r'(^|,)1-2-\d+', PG.status(run.server)['gtid_state']),
+            "the GTID state does not hold B's transactions of both domains")
+
+
+@case('partial-ack')
+def case_partial_ack(seed):
+    run = Run('partial-ack', seed, 9502, consumer_kw=dict(max_changes=50, timeout_ms=300))
+    w = run.writers[0]
+    gate = Gate(lambda c: open_txn_rows(c) >= 1000)
+    run.consumer.hook_after_ack = gate.hook
+    w.run(ntxns=80, big=[(0.5, 1500)])
+    w.close()
+    wait_for(gate.reached.is_set, 60, 'the consumer to get inside the large transaction')
+    wait_caught_up()
+    (file, pos, skip, gtid, state), = PG.query(
+        'SELECT file, pos, skip, gtid, gtid_state FROM binlog_fdw.source_state '
+        'WHERE server_name = %s', (run.server,))
+    log('partial-ack: durable position %s:%d skip %d in transaction %s, GTID state %s'
+        % (file, pos, skip, gtid, state))
+    require(skip > 0, 'the durable position is not inside a transaction (skip %d)' % skip)
+    kill_a()
+    promote(B)
+    off = pg_log_size()
+    PG.stop('immediate')
+    PG.start()
+    log('partial-ack: PostgreSQL restarted (immediate stop)')
+    gate.release.set()
+    wait_status(run.server, lambda s: s['state'] == 'streaming' and s['source_host'] == B_LABEL,
+                60, 'the source to stream from B')
+    w.move(B)
+    w.run(ntxns=60)
+    w.close()
+    run.finish()
+    lines = skip_lines(pg_log_since(off))
+    log('partial-ack: worker: %s' % lines)
+    require(lines and lines[0] == (B_LABEL, state, skip, gtid),
+            'the new worker did not resume on B at the durable position (state %s, skipping '
+            '%d changes of %s): %s' % (state, skip, gtid, lines))
+    run.check_positions_on_b()
+
+
+@case('replica-behind')
+def case_replica_behind(seed):
+    run = Run('replica-behind', seed, 9503, consumer_kw=dict(max_changes=500, timeout_ms=300))
+    w = run.writers[0]
+    w.run(ntxns=60)
+    wait_caught_up()
+    B.query('STOP SLAVE SQL_THREAD')
+    w.run(ntxns=60)
+    w.close()
+    a_pos = gtid_pos(A)
+    wait_for(lambda: (slave_status(B) or {}).get('Gtid_IO_Pos') == a_pos, 30,
+             "B's relay log to hold A's transactions up to %s" % a_pos)
+    wait_status(run.server, lambda s: s['gtid_state'] == a_pos and s['changes_unacked'] == 0,
+                60, 'the consumer to acknowledge everything up to %s' % a_pos)
+    n0 = run.consumer.count()
+    b_pos = gtid_pos(B)
+    log('replica-behind: %d changes acknowledged up to %s; B is at %s' % (n0, a_pos, b_pos))
+    kill_a()
+    st = wait_status(run.server, lambda s: s['last_error'] and B_LABEL in s['last_error'] and
+                     'behind' in s['last_error'], 30, 'the worker to report that B is behind')
+    err = st['last_error']
+    log('replica-behind: state %s, last_error: %s' % (st['state'], err))
+    require(a_pos in err and b_pos in err, 'last_error does not name our GTID %s and B\'s %s: %s'
+            % (a_pos, b_pos, err))
+    time.sleep(4)
+    st = PG.status(run.server)
+    require(run.consumer.count() == n0, '%d changes were delivered while B was behind: %s'
+            % (run.consumer.count() - n0, short(run.consumer.delivered[n0:n0 + 3])))
+    require(st['state'] in ('reconnecting', 'error', 'connecting'),
+            'state %r while no host has our transactions' % st['state'])
+    require(st['gtid_state'] == a_pos, 'the position moved while B was behind: %s'
+            % st['gtid_state'])
+    # B applies its relay log, catches up and takes over
+    B.query('START SLAVE SQL_THREAD')
+    wait_for(lambda: gtid_pos(B) == a_pos, 30, 'B to apply its relay log up to %s' % a_pos)
+    wait_status(run.server, lambda s: s['state'] == 'streaming' and s['source_host'] == B_LABEL,
+                60, 'the worker to stream from B')
+    promote(B)
+    w.move(B)
+    w.run(ntxns=60)
+    w.close()
+    run.finish()
+    run.check_positions_on_b()
+
+
+def run_txn(m, domain, sqls, seq=None):
+    """One transaction on m in a GTID domain; seq: as server 1 with that
+    sequence number (replaying another server's transaction)."""
+    conn = m.connect(autocommit=False)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SET SESSION gtid_domain_id = %d' % domain)
+            if seq is not None:
+                cur.execute('SET SESSION server_id = 1, gtid_seq_no = %d' % seq)
+            for sql in sqls:
+                cur.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@case('domain-order')
+def case_domain_order(seed):
+    t0 = time.monotonic()
+    fresh_pair(replicate=False)
+    server = 'fo_domain_order'
+    d0, d1 = server + '_d0', server + '_d1'
+    for m in (A, B):
+        conn = m.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute('SET SESSION sql_log_bin = 0')
+                cur.execute('CREATE DATABASE %s' % d0)
+                cur.execute('CREATE TABLE %s.t_blob (id INT PRIMARY KEY, b LONGTEXT NOT NULL)' % d0)
+                cur.execute('CREATE DATABASE %s' % d1)
+                cur.execute('CREATE TABLE %s.t1 (id INT PRIMARY KEY, v VARCHAR(40))' % d1)
+        finally:
+            conn.close()
+    p0 = ["INSERT INTO %s.t_blob VALUES (0, 'p0')" % d0]
+    p1 = ["INSERT INTO %s.t1 VALUES (0, 'p1')" % d1]
+    t = ["INSERT INTO %s.t1 VALUES (1, 't')" % d1]
+    run_txn(A, 0, p0)
+    run_txn(A, 1, p1)
+    run_txn(B, 0, p0, seq=1)
+    run_txn(B, 1, p1, seq=1)
+    require(gtid_pos(A) == gtid_pos(B) == '0-1-1,1-1-1', 'A is at %s, B at %s'
+            % (gtid_pos(A), gtid_pos(B)))
+    create_source(PG, server, A_PORT, 9505, host=HOSTS, include='^%s_d[01]\\.' % server)
+    start_source(PG, server)
+    (start_state,), = PG.query('SELECT gtid_state FROM binlog_fdw.source_state '
+                               'WHERE server_name = %s', (server,))
+    log('domain-order: source streaming in %.1fs at GTID state %s'
+        % (time.monotonic() - t0, start_state))
+    monitor = StatusMonitor(PG, server)
+    monitor.start()
+    consumer = Consumer(PG, server, max_changes=50, timeout_ms=300)
+    gate = Gate(inside_blob_txn)
+    consumer.hook_after_ack = gate.hook
+    consumer.start()
+    # A: X (domain 0, larger than what is in flight), then T (domain 1);
+    # B: the same transactions with the same GTIDs, T first
+    nbytes = blob_txn_bytes()
+    wa = DomainWriter(A, d0, seed, 0)
+    blob_transaction(wa, nbytes)
+    wa.close()
+    run_txn(A, 1, t)
+    run_txn(B, 1, t, seq=2)
+    wb = DomainWriter(B, d0, seed, 0)
+    wb.connect()
+    with wb.conn.cursor() as cur:
+        cur.execute('SET SESSION server_id = 1, gtid_seq_no = 2')
+    blob_transaction(wb, nbytes)
+    wb.close()
+    require(gtid_pos(A) == gtid_pos(B) == '0-1-2,1-1-2', 'A is at %s, B at %s'
+            % (gtid_pos(A), gtid_pos(B)))
+    wait_for(gate.reached.is_set, 60, 'the consumer to get inside the large transaction')
+    wait_status(server, lambda s: s['state'] == 'ring full', 20, 'the worker to wait for ring space')
+    off = pg_log_size()
+    kill_a()
+    gate.release.set()
+    want = {}
+    for schema, dom, n in ((d0, '0', wa.changes), (d1, '1', 1)):
+        tr = ground_truth(B_PORT, schema, None, None, start='gtid:' + start_state)
+        rows = sum(1 for c in tr if c[0] in ('insert', 'update', 'delete'))
+        begins = sum(1 for c in tr if c[0] == 'begin')
+        require(rows == n and begins == 1 and set(domain_of(c) for c in tr) == {dom},
+                "B's binlog has %d transactions with %d rows of %s in domains %s, expected 1 "
+                "with %d in domain %s" % (begins, rows, schema,
+                                          sorted(set(domain_of(c) for c in tr)), n, dom))
+        want[dom] = tr
+    how = consumer.finish(sum(len(x) for x in want.values()), 120)
+    monitor.stop()
+    got = consumer.delivered
+    log('domain-order: consumer %s: %d changes, %d reconnects' % (how, len(got), consumer.reconnects))
+    diff = compare_domains(got, want)
+    if diff:
+        raise CaseFailure(diff + ('' if how == 'complete' else ' (consumer: %s)' % how))
+    text = pg_log_since(off)
+    lines = skip_lines(text)
+    log('domain-order: worker: %s' % lines)
+    require(any(h == B_LABEL and skip > 0 and g == '0-1-2' for h, _, skip, g in lines),
+            'the worker did not resume on B inside transaction 0-1-2: %s' % lines)
+    require('reconnecting to host %s for the transactions of other GTID domains' % B_LABEL
+            in text, 'the worker did not come back for the domain-1 transaction it passed over')
+    ix = {(c[0], c[3]): i for i, c in enumerate(got)}
+    require(ix[('commit', '0-1-2')] < ix[('begin', '1-1-2')],
+            'the domain-1 transaction was delivered inside the domain-0 one')
+    stop_source(PG, server)
+
+
+@case('lost-transaction')
+def case_lost_transaction(seed):
+    run = Run('lost-transaction', seed, 9504, blob=True,
+              consumer_kw=dict(max_changes=50, timeout_ms=300))
+    w = run.writers[0]
+    gate = Gate(inside_blob_txn)
+    run.consumer.hook_after_ack = gate.hook
+    w.run(ntxns=30)
+    wait_caught_up()
+    B.query('STOP SLAVE')
+    b_pos = gtid_pos(B)
+    # larger than the ring and what TCP holds in flight: A dies inside it
+    blob_transaction(w, blob_txn_bytes())
+    w.run(ntxns=9)
+    w.close()
+    wait_for(gate.reached.is_set, 60, 'the consumer to get inside the large transaction')
+    st = PG.status(run.server)
+    lost = st['acked_gtid']
+    log('lost-transaction: B stopped at %s; the consumer is inside %s (acked_skip %s); '
+        'A is at %s' % (b_pos, lost, st['acked_skip'], gtid_pos(A)))
+    require(st['acked_skip'] > 0, 'the acknowledged position is not inside a transaction')
+    kill_a()
+    promote(B)
+    w.move(B)
+    w.run(ntxns=20)
+    w.close()
+    log('lost-transaction: B wrote its own transactions up to %s' % gtid_pos(B))
+    gate.release.set()
+    st = wait_status(run.server, lambda s: s['last_error'] and lost in s['last_error'] and
+                     'not in this server' in s['last_error'], 40,
+                     'the worker to report the lost transaction %s' % lost)
+    log('lost-transaction: state %s, last_error: %s' % (st['state'], st['last_error']))
+    require(B_LABEL in st['last_error'], 'last_error does not name B: %s' % st['last_error'])
+    time.sleep(4)
+    n = run.consumer.count()
+    time.sleep(2)
+    st = PG.status(run.server)
+    got = run.consumer.delivered
+    from_b = [c for c in got if re.match(r'0-2-', c[3] or '')]
+    require(not from_b, '%d changes of B\'s own transactions were delivered: %s'
+            % (len(from_b), short(from_b[:3])))
+    require(run.consumer.count() == n, 'changes are still being delivered')
+    require(not any(c[0] == 'commit' and c[3] == lost for c in got),
+            'the lost transaction %s was delivered as complete' % lost)
+    require(st['state'] in ('reconnecting', 'error', 'connecting'),
+            'state %r while no host has the transaction' % st['state'])
+    run.monitor.stop()
+    stop_source(PG, run.server)
+
+
+# ---------------------------------------------------------------------------
+
+def drop_all_sources():
+    try:
+        for (name,) in PG.query("SELECT srvname FROM pg_foreign_server s JOIN "
+                                "pg_foreign_data_wrapper w ON w.oid = s.srvfdw "
+                                "WHERE w.fdwname = 'binlog_fdw'"):
+            stop_source(PG, name)
+    except psycopg2.Error as e:
+        log('cleanup: %s' % e)
+
+
+def ensure_pg():
+    try:
+        PG.query('SELECT 1')
+    except Exception:
+        log('restarting PostgreSQL "failover"')
+        PG.start()
+
+
+def main(argv):
+    patterns = argv[1:]
+    log('seed %d (BLF_FAILOVER_SEED), MariaDB A %d, B %d, PostgreSQL %d, tmp %s'
+        % (SEED, A_PORT, B_PORT, PG_PORT, TMP))
+    os.makedirs(TMP, exist_ok=True)
+    PG.execute('CREATE EXTENSION IF NOT EXISTS binlog_fdw')
+    make_templates()
+    total_t0 = time.monotonic()
+    failed = 0
+    timings = []
+    for i, (name, fn) in enumerate(CASES):
+        if patterns and not any(name.startswith(p) for p in patterns):
+            continue
+        full = 'failover/' + name
+        t0 = time.monotonic()
+        seed = SEED + 100 * i
+        log('---- %s (seed %d)' % (full, seed))
+        try:
+            fn(seed)
+            print('ok - %s' % full, flush=True)
+        except CaseFailure as e:
+            failed += 1
+            print('not ok - %s: %s' % (full, e), flush=True)
+        except Exception as e:
+            failed += 1
+            log(traceback.format_exc())
+            msg = str(e).strip().splitlines()
+            print('not ok - %s: %s: %s' % (full, type(e).__name__, msg[-1] if msg else ''),
+                  flush=True)
+        finally:
+            try:
+                stop_all()
+                ensure_pg()
+                drop_all_sources()
+            except Exception as e:
+                log('cleanup after %s: %s' % (name, e))
+        timings.append((name, time.monotonic() - t0))
+        log('%s: %.1fs' % (full, timings[-1][1]))
+    log('timings: ' + ', '.join('%s %.0fs' % t for t in timings) +
+        '; total %.0fs' % (time.monotonic() - total_t0))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# bench/install-deps.sh -- packages of the benchmarks only (not of CI):
+# everything scripts/install-deps.sh installs, plus matplotlib (charts),
+# GNU time, and with --node Node.js and npm (the zongji anchors of
+# bench/streaming; skipped when a node and npm are already on PATH).
+# Idempotent; as root on Debian 12.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+bash "$ROOT/scripts/install-deps.sh"
+
+PACKAGES=(python3-matplotlib python3-psycopg2 python3-pymysql time linux-perf)
+if [ "${1:-}" = --node ] && ! { command -v node >/dev/null && command -v npm >/dev/null; }; then
+	PACKAGES+=(nodejs npm)
+fi
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "bench/install-deps: all benchmark packages installed"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { echo "bench/install-deps: missing ${missing[*]}; run as root" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+echo "bench/install-deps: installing ${missing[*]}"
+apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}" ||
+	{ apt-get update -q && apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}"; }

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench/streaming/run.sh -- the streaming benchmark of issue #3 (not a test).
+#
+# usage: bash bench/streaming/run.sh [--runs N] [--tools a,b,...] [--small] [--regen] [--keep]
+#
+# End-to-end row changes per second from a MariaDB binlog backlog to a
+# consumer: binlog_fdw's worker streaming the standard workload of issue #2
+# (bench/decoder/gen_workload.py: 1,000,000 inserts, 500,000 updates,
+# 250,000 deletes, 100 rows per transaction; 1.17 GB of binlog) from its
+# first byte, consumed with get()+ack(), side by side in the same run with
+# the anchors reading the same binlog from the same server:
+#   mariadb-binlog -R --base64-output=decode-rows --verbose > /dev/null,
+#   zongji@0.5.1 and @vlasky/zongji@0.9.0 (npm, installed at run time with
+#   npm ci from bench/streaming/package-lock.json into
+#   bench/streaming/node_modules, never committed), and
+#   a MariaDB replica's IO thread (a second mariadbd, SQL thread stopped).
+# Tools run round by round in rotated order; best of N.  Prints a table
+# (rows/s, ratios to the faster zongji and to the replica IO thread, CPU
+# seconds of each process, peak memory, load average, CPU model) and writes
+# bench/results/streaming-<date>.{json,md} and bench/results/streaming.png.
+#
+# Tools: fdw-get-client, fdw-get-large, mariadb-binlog, zongji,
+# vlasky-zongji, replica-io (see streaming.py).
+#
+# options:
+#   --runs N      timed runs per tool (default 3)
+#   --tools LIST  a subset of the tools, comma-separated
+#   --small       a 100x smaller workload (smoke test; results go to
+#                 $BLF_RUN/bench/results-small)
+#   --regen       rebuild the workload binlog even if cached
+#   --keep        leave the instances running afterwards
+#   --profile     profile one extra run of each binlog_fdw variant with perf
+#                 (cpu-clock sampling of the worker and the consumer backend;
+#                 default: only when a target is missed); --no-profile: never
+# environment: BLF_RUN (instances in $BLF_RUN/bench/inst, the workload cache in
+#   $BLF_RUN/bench), BENCH_SRC_PORT (3501), BENCH_REPLICA_PORT (3502),
+#   BENCH_PG_PORT (5500), BENCH_RESULTS (bench/results).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib/common.sh"
+cd "$ROOT"
+
+RUNS=3
+TOOLS=fdw-get-client,fdw-get-large,mariadb-binlog,zongji,vlasky-zongji,replica-io
+SMALL=0
+REGEN=0
+KEEP=0
+PROFILE=auto
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs) RUNS=${2:?--runs needs a value}; shift ;;
+	--tools) TOOLS=${2:?--tools needs a value}; shift ;;
+	--small) SMALL=1 ;;
+	--regen) REGEN=1 ;;
+	--keep) KEEP=1 ;;
+	--profile) PROFILE=yes ;;
+	--no-profile) PROFILE=no ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+[ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/results-small}
+
+bench_deps node
+workload_init $SMALL
+workload_ensure $REGEN
+
+cleanup() {
+	if [ $KEEP -eq 0 ]; then
+		pgc stop --name bfdw >/dev/null 2>&1 || true
+		mdb stop --name brepl >/dev/null 2>&1 || true
+		mdb stop --name bsrc >/dev/null 2>&1 || true
+	fi
+}
+trap cleanup EXIT
+
+# ---- npm packages (the lockfile is committed, node_modules is not) ----------
+case ",$TOOLS," in
+*zongji*)
+	if ! (cd "$HERE" && node -e 'require.resolve("zongji"); require.resolve("@vlasky/zongji/package.json")' 2>/dev/null); then
+		log "npm ci (zongji@0.5.1, @vlasky/zongji@0.9.0) into bench/streaming/node_modules"
+		(cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci failed"
+	fi ;;
+esac
+
+# ---- instances ------------------------------------------------------------------
+source_start
+read -r END_FILE END_POS < <(source_end)
+log "source: port $BENCH_SRC_PORT, binlog ends at $END_FILE:$END_POS"
+case ",$TOOLS," in *replica-io*) replica_start ;; esac
+
+log "PostgreSQL (restarted so that it loads the installed binlog_fdw.so)"
+pg_start bfdw "$BENCH_PG_PORT"
+PSQL=(pgc psql --name bfdw -q)
+pg_fresh_bench_db bfdw
+"${PSQL[@]}" -d bench >/dev/null <<-SQL
+	CREATE EXTENSION binlog_fdw;
+	CREATE SERVER src FOREIGN DATA WRAPPER binlog_fdw
+	  OPTIONS (host '127.0.0.1', port '$BENCH_SRC_PORT', server_id '4501', start 'earliest');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER src OPTIONS (user 'repl', password 'repl');
+SQL
+
+warm_source
+set +e
+$PY "$HERE/streaming.py" --runs "$RUNS" --tools "$TOOLS" --pg-port "$BENCH_PG_PORT" \
+	--src-port "$BENCH_SRC_PORT" --end-file "$END_FILE" --end-pos "$END_POS" \
+	--expected-rows "$EXPECTED_ROWS" --cache "$CACHE" --results "$RESULTS" --profile "$PROFILE"
+rc=$?
+set -e
+[ $rc -le 1 ] || die "streaming.py failed (exit $rc)"
+exit 0

@@ -9,6 +9,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "access/xact.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -54,7 +55,16 @@ _PG_init(void)
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 	{
-		MarkGUCPrefixReserved("binlog_fdw");
+		DefineCustomEnumVariable("binlog_fdw.continuous_synchronous_commit",
+							 "synchronous_commit of the continuous-mode apply workers.",
+							 "Like a subscription's synchronous_commit in PostgreSQL's logical replication: "
+							 "off by default, which is safe because the applied rows and the source position "
+							 "commit in one transaction, so a crash loses both or neither.",
+							 &blpg_continuous_synchronous_commit,
+							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("binlog_fdw");
 		return;
 	}
 	DefineCustomIntVariable("binlog_fdw.max_sources",
@@ -71,6 +81,15 @@ _PG_init(void)
 							16 * 1024, 64, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("binlog_fdw.continuous_synchronous_commit",
+							 "synchronous_commit of the continuous-mode apply workers.",
+							 "Like a subscription's synchronous_commit in PostgreSQL's logical replication: "
+							 "off by default, which is safe because the applied rows and the source position "
+							 "commit in one transaction, so a crash loses both or neither.",
+							 &blpg_continuous_synchronous_commit,
+							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("binlog_fdw");
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -21,11 +21,40 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+int			blpg_continuous_synchronous_commit = SYNCHRONOUS_COMMIT_OFF;
+
+const struct config_enum_entry blpg_synchronous_commit_options[] = {
+	{"local", SYNCHRONOUS_COMMIT_LOCAL_FLUSH, false},
+	{"remote_write", SYNCHRONOUS_COMMIT_REMOTE_WRITE, false},
+	{"remote_apply", SYNCHRONOUS_COMMIT_REMOTE_APPLY, false},
+	{"on", SYNCHRONOUS_COMMIT_ON, false},
+	{"off", SYNCHRONOUS_COMMIT_OFF, false},
+	{NULL, 0, false}
+};
+
 static volatile sig_atomic_t apply_sigterm = false;
+
+/*
+ * The worker's transactions commit with binlog_fdw.continuous_synchronous_commit
+ * (off by default, as PostgreSQL's subscription apply workers do): the rows
+ * and the source position commit together, so an unflushed commit lost in
+ * a crash is applied again from the older position, never twice.
+ */
+static void
+apply_set_synchronous_commit(void)
+{
+	for (const struct config_enum_entry *o = blpg_synchronous_commit_options; o->name; o++)
+		if (o->val == blpg_continuous_synchronous_commit)
+		{
+			SetConfigOption("synchronous_commit", o->name, PGC_SUSET, PGC_S_OVERRIDE);
+			return;
+		}
+}
 
 static void
 apply_handle_sigterm(SIGNAL_ARGS)
@@ -88,6 +117,7 @@ blpg_apply_worker_main(Datum main_arg)
 	before_shmem_exit(apply_worker_exit, PointerGetDatum(slot));
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
+	apply_set_synchronous_commit();
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
 
@@ -101,6 +131,7 @@ blpg_apply_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			apply_set_synchronous_commit();
 		}
 		MemoryContextSwitchTo(cxt);
 		SetCurrentStatementStartTimestamp();

@@ -8,6 +8,7 @@
 #define BLPG_WORKER_H
 
 #include "blpg_shmem.h"
+#include "utils/guc.h"
 
 extern PGDLLEXPORT void blpg_worker_main(Datum main_arg);
 extern PGDLLEXPORT void blpg_launcher_main(Datum main_arg);
@@ -15,6 +16,10 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 
 /* Launch the continuous apply worker of a slot; its pid or 0. */
 extern int	blpg_launch_apply_worker(blpg_slot *slot);
+
+/* binlog_fdw.continuous_synchronous_commit (a SYNCHRONOUS_COMMIT_* value) */
+extern int	blpg_continuous_synchronous_commit;
+extern const struct config_enum_entry blpg_synchronous_commit_options[];
 
 /* Register the launcher (from _PG_init, when preloaded). */
 extern void blpg_register_launcher(void);

@@ -179,6 +179,12 @@ decode_image(bl_decoder *dec, const bl_rows_event *r, const uint8_t *present,
 							   "row %u of %s.%s is truncated in its NULL bitmap",
 							   r->row_index + 1, t->schema.ptr, t->name.ptr);
 	col = &t->cols[i];
+	if (col->binlog_type == BL_T_MARIA_BLOB_COMPRESSED ||
+		col->binlog_type == BL_T_MARIA_VARCHAR_COMPRESSED)
+		return bl_decoder_fail(dec, err, pos, BL_ERR_UNSUPPORTED,
+							   "row %u of %s.%s: column %s is a MariaDB COMPRESSED column, which is not supported",
+							   r->row_index + 1, t->schema.ptr, t->name.ptr,
+							   col->name.ptr ? col->name.ptr : "(unnamed)");
 	if (col->name.ptr)
 		return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
 							   "row %u of %s.%s: value of column %s (%s) is malformed or truncated",

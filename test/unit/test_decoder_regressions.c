@@ -205,6 +205,58 @@ test_empty_row_images(void)
 }
 
 /*
+ * bl_rows.c: a MariaDB COMPRESSED column (BLOB_COMPRESSED, type 140) is not
+ * decoded; the error must say so and name the column instead of calling a
+ * valid value malformed.
+ */
+static void
+test_maria_compressed_column(void)
+{
+	bl_decoder *dec = new_decoder();
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+	bl_row		before,
+				after;
+
+	BL_TEST_BEGIN("regress/maria-compressed-column-unsupported");
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	eb_begin(&b, BL_EV_TABLE_MAP);
+	eb_le(&b, 78, 6);
+	eb_le(&b, 1, 2);
+	eb_u8(&b, 2);
+	eb_bytes(&b, "db", 3);
+	eb_u8(&b, 1);
+	eb_bytes(&b, "t", 2);
+	eb_u8(&b, 1);				/* one column */
+	eb_u8(&b, BL_T_MARIA_BLOB_COMPRESSED);
+	eb_u8(&b, 1);				/* metadata: 1 byte */
+	eb_u8(&b, 2);				/* 2-byte length prefix */
+	eb_u8(&b, 0);				/* NOT NULL */
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+
+	eb_begin(&b, BL_EV_WRITE_ROWS_V2);
+	eb_le(&b, 78, 6);
+	eb_le(&b, BL_ROWS_STMT_END_F, 2);
+	eb_le(&b, 2, 2);
+	eb_u8(&b, 1);
+	eb_u8(&b, 1);				/* column present */
+	eb_u8(&b, 0);				/* not NULL */
+	eb_le(&b, 4, 2);
+	eb_u8(&b, 0);				/* header 0: stored uncompressed */
+	eb_bytes(&b, "abc", 3);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_UNSUPPORTED);
+	BL_CHECK(strstr(err.message, "COMPRESSED column") != NULL);
+	bl_decoder_destroy(dec);
+	BL_TEST_END();
+}
+
+/*
  * bl_gtid.c, bl_decode_heartbeat_v2: the log file and position fields of
  * HEARTBEAT_V2 are optional; without them u.heartbeat was left as the
  * caller's bl_event held it, and bl_event_to_jsonl printed a stale
@@ -394,6 +446,7 @@ main(void)
 	test_heartbeat_v2_without_fields();
 	test_query_without_charset();
 	test_compressed_block_ratio();
+	test_maria_compressed_column();
 	test_canonical_charset_by_name();
 	free(last_copy);
 	BL_TEST_EXIT();

@@ -230,7 +230,7 @@ bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out)
 	size_t		start = out->len;
 	bl_buf		f;
 	bool		any_unsigned_known = false;
-	bool		all_named = t->ncols > 0;
+	bool		any_named = false;
 	bool		any_charset_name = false;
 	uint32_t	ngeom = 0,
 				nvec = 0,
@@ -277,8 +277,8 @@ bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out)
 
 		if (is_numeric(c->type) && c->unsigned_known)
 			any_unsigned_known = true;
-		if (c->name.ptr == NULL)
-			all_named = false;
+		if (c->name.ptr != NULL && c->name.len > 0)
+			any_named = true;
 		if (charset_by_name_only(c))
 			any_charset_name = true;
 		ngeom += c->type == BL_T_GEOMETRY;
@@ -307,13 +307,17 @@ bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out)
 				put_packed(&f, t->cols[i].collation);
 		end_field(out, &f);
 	}
-	if (all_named)
+	if (any_named)
 	{
+		/* an unnamed column (names from a partial schema) is an empty name */
 		begin_field(out, 4, &f);	/* COLUMN_NAME */
 		for (uint32_t i = 0; i < t->ncols; i++)
 		{
-			put_packed(&f, t->cols[i].name.len);
-			bl_buf_append(&f, t->cols[i].name.ptr, t->cols[i].name.len);
+			uint32_t	len = t->cols[i].name.ptr ? t->cols[i].name.len : 0;
+
+			put_packed(&f, len);
+			if (len)
+				bl_buf_append(&f, t->cols[i].name.ptr, len);
 		}
 		end_field(out, &f);
 	}

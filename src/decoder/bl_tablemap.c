@@ -534,9 +534,14 @@ read_optional_metadata(bl_decoder *dec, bl_table *t, bl_cur *c, bl_event *ev,
 					uint64_t	len = bl_cur_packed(&f);
 					const uint8_t *s = bl_cur_take(&f, (size_t) len);
 
+					/*
+					 * MySQL and MariaDB refuse empty column names: an empty
+					 * one (from a canonical table map whose source named only
+					 * some columns) means the column has no name.
+					 */
 					if (s == NULL)
 						ok = false;
-					else
+					else if (len > 0)
 						ok = arena_strdup(&t->arena, &t->cols[i].name,
 										  (const char *) s, (size_t) len);
 				}
@@ -725,7 +730,7 @@ merge_schema(bl_decoder *dec, bl_table *t, bl_event *ev, bl_error *err)
 		const bl_schema_column *sc = &s->cols[i];
 		bl_column  *col = &t->cols[i];
 
-		if (t->names_source == BL_NAMES_NONE && sc->name &&
+		if (t->names_source == BL_NAMES_NONE && sc->name && sc->name[0] &&
 			!arena_strdup(&t->arena, &col->name, sc->name, strlen(sc->name)))
 			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_NOMEM, "out of memory");
 		if (!col->unsigned_known)

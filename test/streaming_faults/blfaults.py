@@ -598,10 +598,12 @@ class Writer:
             return self.rng.randint(10, 120)
         return self.rng.randint(120, 800)
 
-    def run(self, ntxns=None, nbytes=None, big=(), stop=None, sizes=None):
+    def run(self, ntxns=None, nbytes=None, big=(), stop=None, sizes=None, gate=None):
         """
         Transactions until ntxns more were made or bytes grew by nbytes; big
-        is a list of (fraction of the run, size) for extra large ones.
+        is a list of (fraction of the run, size) for extra large ones; gate,
+        if given, is called with the number of transactions made so far
+        before each one (it may block to hold the writer back).
         """
         t0 = self.txns
         b0 = self.bytes
@@ -617,6 +619,8 @@ class Writer:
                 frac = (self.txns - t0) / max(ntxns, 1)
             else:
                 frac = (self.bytes - b0) / max(nbytes, 1)
+            if gate is not None:
+                gate(self.txns - t0)
             if big and frac >= big[0][0]:
                 self.transaction(big.pop(0)[1], big_only=True)
                 continue

@@ -39,6 +39,7 @@ Environment (set by test/suites/70-streaming-faults.sh):
 """
 
 import os
+import threading
 import random
 import re
 import socket
@@ -237,7 +238,15 @@ def worker_sigkill(seed):
     run = Run('worker-sigkill', seed, 9302,
               consumer_kw=dict(max_changes=400, sleep=0.01, timeout_ms=300))
     w = run.writer
-    bw = BackgroundWriter(w, ntxns=1400, big=[(0.4, 1500)])
+    killed = threading.Event()
+
+    def gate(done):
+        # the writer waits at 1000 transactions until both kills are done,
+        # so that each kill happens mid-stream even when it runs ahead
+        if done >= 1000 and not killed.is_set():
+            killed.wait(180)
+
+    bw = BackgroundWriter(w, ntxns=1400, big=[(0.4, 1500)], gate=gate)
     bw.start()
     kills = []
     for at in (350, 900):
@@ -252,6 +261,7 @@ def worker_sigkill(seed):
         wait_for(lambda: (PG.status(run.server) or {}).get('worker_pid') not in (None, pid) and
                  (PG.status(run.server) or {}).get('state') == 'streaming', 60,
                  'a new worker to stream')
+    killed.set()
     bw.join()
     if bw.error:
         raise bw.error

@@ -111,6 +111,33 @@ CREATE FUNCTION get(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_get' LANGUAGE C;
 
+-- get() with primary_key/before/after as json: the decoder's JSON text as
+-- it is (no jsonb parsing or building), for clients that parse it anyway
+CREATE FUNCTION get_json(
+    server text,
+    max_changes integer DEFAULT 1000,
+    timeout_ms integer DEFAULT 0,
+    OUT batch_id bigint,
+    OUT seq bigint,
+    OUT file text,
+    OUT pos bigint,
+    OUT next_pos bigint,
+    OUT gtid text,
+    OUT xid bigint,
+    OUT commit_time timestamptz,
+    OUT event_time timestamptz,
+    OUT server_id bigint,
+    OUT schema_name text,
+    OUT table_name text,
+    OUT op text,
+    OUT pk_columns text[],
+    OUT primary_key json,
+    OUT before json,
+    OUT after json,
+    OUT ddl text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_get_json' LANGUAGE C;
+
 CREATE FUNCTION ack(server text, batch_id bigint)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'binlog_fdw_ack' LANGUAGE C STRICT;
@@ -165,8 +192,8 @@ CREATE VIEW status AS SELECT * FROM status();
 
 -- Functions are for the roles the owner grants them to.
 REVOKE ALL ON FUNCTION start(text), stop(text), reset(text),
-    get(text, integer, integer), ack(text, bigint), rollback(text, bigint),
-    status() FROM PUBLIC;
+    get(text, integer, integer), get_json(text, integer, integer),
+    ack(text, bigint), rollback(text, bigint), status() FROM PUBLIC;
 REVOKE ALL ON status FROM PUBLIC;
 
 -- ---------------------------------------------------------------------

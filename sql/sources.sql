@@ -139,6 +139,7 @@ SELECT * FROM changes;
 -- ---------------------------------------------------------------------
 SELECT * FROM binlog_fdw.get('s');
 SELECT * FROM binlog_fdw.get('s', 10, 100);
+SELECT * FROM binlog_fdw.get_json('s');
 SELECT binlog_fdw.ack('s', 1);
 SELECT binlog_fdw.rollback('s');
 SELECT binlog_fdw.rollback('s', 1);
@@ -189,6 +190,8 @@ SELECT server, state <> 'stopped' AS running, changes_total, changes_unacked,
 SELECT count(*) AS changes FROM binlog_fdw.get('down', 10, 0);
 SELECT count(*) AS changes FROM binlog_fdw.get('down', 10, 50);
 SELECT * FROM binlog_fdw.get('down', 0);
+SELECT count(*) AS changes FROM binlog_fdw.get_json('down', 10, 50);
+SELECT * FROM binlog_fdw.get_json('down', 0);
 SELECT count(*) AS peeked FROM down_changes;
 SELECT binlog_fdw.ack('down', 12345);
 SELECT binlog_fdw.rollback('down') AS batches_rolled_back;
@@ -260,6 +263,7 @@ CREATE ROLE blf_nobody;
 GRANT USAGE ON SCHEMA binlog_fdw TO blf_nobody;
 SET ROLE blf_nobody;
 SELECT * FROM binlog_fdw.get('s');
+SELECT * FROM binlog_fdw.get_json('s');
 SELECT binlog_fdw.start('s');
 SELECT * FROM binlog_fdw.status;
 SELECT * FROM binlog_fdw.source_state;

@@ -12,6 +12,9 @@ Tools (each reads the whole workload binlog from its first byte, best of
   fdw-get-large    the same with get('src', 1000000, 1000) and the changes
                    counted in the server (SELECT count(*) ... FROM get()):
                    large batches, nothing shipped to the client
+  fdw-get-json-client, fdw-get-json-large
+                   the same two with get_json(): row images as json text
+                   (the decoder's), no jsonb built or printed
   mariadb-binlog   mariadb-binlog -R --base64-output=decode-rows --verbose
                    (read from the server, rows decoded) > /dev/null
   zongji           zongji@0.5.1, rows decoded to JS values, counted
@@ -31,11 +34,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import benchlib as B  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ALL_TOOLS = ['fdw-get-client', 'fdw-get-large', 'mariadb-binlog', 'zongji', 'vlasky-zongji',
-             'replica-io']
+ALL_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
+             'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']
+DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'mariadb-binlog', 'zongji', 'vlasky-zongji',
+                 'replica-io']      # run.sh's default
 LABELS = {
     'fdw-get-client': 'binlog_fdw get+ack, 10k batches to the client',
     'fdw-get-large': 'binlog_fdw get+ack, large batches counted in the server',
+    'fdw-get-json-client': 'binlog_fdw get_json+ack, 10k batches to the client',
+    'fdw-get-json-large': 'binlog_fdw get_json+ack, large batches counted in the server',
     'mariadb-binlog': 'mariadb-binlog -R --verbose decode-rows',
     'zongji': 'zongji 0.5.1',
     'vlasky-zongji': '@vlasky/zongji 0.9.0',
@@ -44,6 +51,8 @@ LABELS = {
 SHORT = {
     'fdw-get-client': 'binlog_fdw\nget+ack client',
     'fdw-get-large': 'binlog_fdw\nget large, count',
+    'fdw-get-json-client': 'binlog_fdw\nget_json+ack client',
+    'fdw-get-json-large': 'binlog_fdw\nget_json large, count',
     'mariadb-binlog': 'mariadb-binlog -R\n-v decode-rows',
     'zongji': 'zongji\n0.5.1',
     'vlasky-zongji': '@vlasky/zongji\n0.9.0',
@@ -101,11 +110,12 @@ class Bench:
             perfs = {'worker': B.Perf(wpid, profile + '-worker.data'),
                      'consumer backend': B.Perf(backend, profile + '-backend.data')}
         cur = conn.cursor()
+        fn = 'get_json' if tool.startswith('fdw-get-json-') else 'get'
         while total < a.expected_rows:
-            if tool == 'fdw-get-client':
+            if tool.endswith('-client'):
                 sink = CountSink()
-                cur.copy_expert("COPY (SELECT * FROM binlog_fdw.get('src', %d, 1000)) TO STDOUT"
-                                % a.get_batch, sink)
+                cur.copy_expert("COPY (SELECT * FROM binlog_fdw.%s('src', %d, 1000)) TO STDOUT"
+                                % (fn, a.get_batch), sink)
                 if sink.first is None:
                     continue
                 bid = int(sink.first.split(b'\t', 1)[0])
@@ -113,7 +123,7 @@ class Bench:
                 nbytes += sink.bytes
             else:
                 cur.execute("SELECT max(batch_id), count(*) FILTER (WHERE op IN ('insert', 'update', 'delete'))"
-                            " FROM binlog_fdw.get('src', %s, 1000)", (a.get_large,))
+                            " FROM binlog_fdw.%s('src', %%s, 1000)" % fn, (a.get_large,))
                 bid, n = cur.fetchone()
                 if bid is None:
                     continue
@@ -279,20 +289,22 @@ def main():
     for t, b in summary.items():
         b['x_faster_zongji'] = b['rows_per_s'] / faster_zj if faster_zj else None
         b['x_replica_io'] = b['rows_per_s'] / io_rate if io_rate else None
-    fdw_best = max((summary[t] for t in summary if t.startswith('fdw-')),
-                   key=lambda r: r['rows_per_s'], default=None)
-    fdw_client = summary.get('fdw-get-client')
+    fdw_best_tool = max((t for t in summary if t.startswith('fdw-')),
+                        key=lambda t: summary[t]['rows_per_s'], default=None)
+    fdw_best = summary[fdw_best_tool] if fdw_best_tool else None
     targets = []
-    if fdw_client and faster_zj:
-        targets.append({'name': 'binlog_fdw get+ack (client) >= 3x the faster zongji',
-                        'measured': round(fdw_client['x_faster_zongji'], 2), 'target': TARGET_X_ZONGJI,
-                        'pass': fdw_client['x_faster_zongji'] >= TARGET_X_ZONGJI})
+    for t, what in (('fdw-get-client', 'get+ack'), ('fdw-get-json-client', 'get_json+ack')):
+        r = summary.get(t)
+        if r and faster_zj:
+            targets.append({'name': 'binlog_fdw %s (client) >= 3x the faster zongji' % what,
+                            'measured': round(r['x_faster_zongji'], 2), 'target': TARGET_X_ZONGJI,
+                            'pass': r['x_faster_zongji'] >= TARGET_X_ZONGJI})
     if fdw_best and faster_zj:
-        targets.append({'name': 'best binlog_fdw variant >= 3x the faster zongji',
+        targets.append({'name': 'best binlog_fdw variant (%s) >= 3x the faster zongji' % fdw_best_tool,
                         'measured': round(fdw_best['x_faster_zongji'], 2), 'target': TARGET_X_ZONGJI,
                         'pass': fdw_best['x_faster_zongji'] >= TARGET_X_ZONGJI})
     if fdw_best and io_rate:
-        targets.append({'name': 'best binlog_fdw variant >= the replica IO thread rate',
+        targets.append({'name': 'best binlog_fdw variant (%s) >= the replica IO thread rate' % fdw_best_tool,
                         'measured': round(fdw_best['x_replica_io'], 2), 'target': 1.0,
                         'pass': fdw_best['x_replica_io'] >= 1.0})
     peak_worker = None
@@ -335,12 +347,12 @@ def main():
     }
 
     hdr = ['tool', 'seconds', 'rows/s', 'MB/s', 'x zongji*', 'x replica IO', 'CPU s (where)',
-           'source CPU s', 'peak RSS MB']
+           'backend us/row', 'source CPU s', 'peak RSS MB']
     rows = []
     for t in tools:
         b = summary.get(t)
         if not b:
-            rows.append([LABELS[t], 'failed', '', '', '', '', '', '', ''])
+            rows.append([LABELS[t], 'failed', '', '', '', '', '', '', '', ''])
             continue
         cpu = b['cpu_s']
         where = ' + '.join('%s %.2f' % (k, v) for k, v in cpu.items()
@@ -349,7 +361,9 @@ def main():
         rss = pk.get('worker VmHWM (status)') or pk.get('client maxrss')
         rows.append([LABELS[t], '%.2f' % b['seconds'], B.fmt_int(b['rows_per_s']),
                      '%.0f' % (nbytes / 1e6 / b['seconds']), B.fmt(b['x_faster_zongji']),
-                     B.fmt(b['x_replica_io']), where, B.fmt(cpu.get('source mariadbd')),
+                     B.fmt(b['x_replica_io']), where,
+                     B.fmt(cpu['backend'] * 1e6 / b['rows'] if cpu.get('backend') and b.get('rows') else None),
+                     B.fmt(cpu.get('source mariadbd')),
                      B.fmt(rss / 1024 if rss else None, '%.1f')])
     host = doc['host']
     print()
@@ -395,7 +409,8 @@ def main():
           B.table(hdr, rows, md=True), '',
           '`x zongji`: against the faster zongji of this run. CPU: user+system seconds of each process '
           'during the run (worker = binlog_fdw\'s background worker, backend = the consumer\'s '
-          'PostgreSQL backend, client = the consumer process). Peak RSS: the worker\'s VmHWM '
+          'PostgreSQL backend, client = the consumer process); backend us/row: the backend\'s CPU '
+          'per row change. Peak RSS: the worker\'s VmHWM '
           '(`status.worker_peak_rss_kb`, which counts the ring\'s shared memory it touched) for '
           'binlog_fdw, maxrss otherwise.', '']
     if targets:
@@ -414,8 +429,9 @@ def main():
     if have_png:
         md.append('![streaming](%s.png)' % a.name)
         md.append('')
-    md.append('Reproduce: `bash bench/streaming/run.sh --runs %d` (JSON: `%s`).' % (
-        a.runs, os.path.basename(base + '.json')))
+    md.append('Reproduce: `bash bench/streaming/run.sh --runs %d%s` (JSON: `%s`).' % (
+        a.runs, '' if tools == DEFAULT_TOOLS else ' --tools ' + ','.join(tools),
+        os.path.basename(base + '.json')))
     md.append('')
     for t, prof in bench.profiles.items():
         run = prof.pop('run', None)

@@ -56,10 +56,28 @@ extern blpg_change_iter *blpg_change_iter_create(StringInfo entries,
 												 const bool *want,
 												 const blpg_change_filter *filter);
 
+/*
+ * Images and primary keys as json text as the decoder writes it (type json,
+ * get_json()) instead of jsonb values (the default).
+ */
+extern void blpg_change_iter_set_json_text(blpg_change_iter *it, bool json_text);
+
 /* Next change into values/nulls (BLPG_NCOLS long); false at the end. */
 extern bool blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls);
 
 extern void blpg_change_iter_free(blpg_change_iter *it);
+
+/*
+ * A row image of table t (a decoded table of dec) as a jsonb datum, the
+ * same as jsonb_in of bl_row_to_json's text, built without that text;
+ * before: the before image for partial JSON updates, or NULL.  The key
+ * order of the tables of the canonical decoder is cached.
+ */
+extern Datum blpg_image_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *row,
+							  const bl_row *before);
+
+/* The primary key of a row as jsonb ({"col": value, ...}, absent = null). */
+extern Datum blpg_key_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *row);
 
 /* This backend's decoder of canonical events (table maps stay cached). */
 extern bl_decoder *blpg_canonical_decoder(void);

@@ -3,6 +3,8 @@
  *	  The consumer protocol, Canal's get/ack/rollback in SQL:
  *
  *	  get(server, max_changes, timeout_ms)  a batch of changes, not acked
+ *	  get_json(...)                         the same, row images as json
+ *	                                        text instead of jsonb
  *	  ack(server, batch_id)                 release the oldest batch and
  *	                                        record the position durably
  *	  rollback(server [, batch_id])         deliver un-acked changes again
@@ -40,6 +42,7 @@
 #include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_get);
+PG_FUNCTION_INFO_V1(binlog_fdw_get_json);
 PG_FUNCTION_INFO_V1(binlog_fdw_ack);
 PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
 
@@ -55,6 +58,15 @@ typedef struct pending_ack
 
 static List *pending_acks = NIL;	/* in TopMemoryContext */
 static bool callbacks_registered = false;
+
+/*
+ * get()'s copy of its batch, kept between calls (in TopMemoryContext) up to
+ * GET_BUF_KEEP bytes: a consumer that calls get() in a loop reuses the
+ * memory instead of faulting fresh pages in for every batch.
+ */
+static StringInfoData get_buf;
+
+#define GET_BUF_KEEP (16 * 1024 * 1024)
 
 static void consume_xact_callback(XactEvent event, void *arg);
 static void consume_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -137,6 +149,8 @@ take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf
 	uint64		boundary = 0;
 	bool		limited_by_max;
 	uint64		off;
+	uint64		bytes = 0,		/* of the entries up to last, */
+				bytes_boundary = 0; /* up to boundary */
 
 	*first_out = first;
 	if (first > last)
@@ -151,10 +165,12 @@ take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf
 			continue;
 		if (e->seq_first > last)
 			break;
+		bytes += e->total_len;
 		if ((e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL) &&
 			e->seq_first >= first)
 		{
 			boundary = e->seq_first;
+			bytes_boundary = bytes;
 			if (first_boundary)
 				break;
 		}
@@ -167,21 +183,31 @@ take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf
 	/* no complete transaction: a part, if it can never be whole */
 	if (buf)
 	{
+		uint64		need = boundary ? bytes_boundary : bytes;
+
+		/* one allocation of the right size (this runs under the lock) */
 		resetStringInfo(buf);
+		if (need < (uint64) (MaxAllocSize / 2))
+			enlargeStringInfo(buf, (int) need);
 		blpg_ring_copy(slot, slot->get_off, first, last, buf);
 	}
 	return last;
 }
 
-Datum
-binlog_fdw_get(PG_FUNCTION_ARGS)
+/*
+ * get() and get_json(): take a batch and return its changes; json_text
+ * gives primary_key/before/after as the decoder's json text (get_json)
+ * rather than jsonb.
+ */
+static Datum
+get_batch(FunctionCallInfo fcinfo, bool json_text)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name;
 	int			max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
 	int			timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
 	blpg_slot  *slot;
-	StringInfoData buf;
+	StringInfo	buf = &get_buf;
 	uint64		first = 0,
 				last = 0,
 				batch_id = 0;
@@ -199,7 +225,14 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 	slot = blpg_consumer_slot(name, NULL);
 	register_callbacks();
 	InitMaterializedSRF(fcinfo, 0);
-	initStringInfo(&buf);
+	if (buf->data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(buf);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(buf);
 	deadline = GetCurrentTimestamp() + (TimestampTz) Max(timeout_ms, 0) * 1000;
 
 	for (;;)
@@ -213,7 +246,7 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 					 errmsg("source \"%s\" has %d batches out", name, BLPG_MAX_BATCHES),
 					 errhint("Acknowledge or roll back batches before getting more.")));
 		}
-		last = take_batch(slot, max_changes, false, &buf, &first);
+		last = take_batch(slot, max_changes, false, buf, &first);
 		if (last >= first)
 		{
 			blpg_batch *b = &slot->batches[slot->nbatches++];
@@ -252,7 +285,8 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 
 		for (int i = 0; i < BLPG_NCOLS; i++)
 			want[i] = true;
-		it = blpg_change_iter_create(&buf, first, last, want, NULL);
+		it = blpg_change_iter_create(buf, first, last, want, NULL);
+		blpg_change_iter_set_json_text(it, json_text);
 		while (blpg_change_iter_next(it, values + 1, nulls + 1))
 		{
 			values[0] = Int64GetDatum((int64) batch_id);
@@ -261,7 +295,24 @@ binlog_fdw_get(PG_FUNCTION_ARGS)
 		}
 		blpg_change_iter_free(it);
 	}
+	if (buf->maxlen > GET_BUF_KEEP)
+	{
+		pfree(buf->data);
+		buf->data = NULL;
+	}
 	return (Datum) 0;
+}
+
+Datum
+binlog_fdw_get(PG_FUNCTION_ARGS)
+{
+	return get_batch(fcinfo, false);
+}
+
+Datum
+binlog_fdw_get_json(PG_FUNCTION_ARGS)
+{
+	return get_batch(fcinfo, true);
 }
 
 Datum

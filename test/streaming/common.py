@@ -38,6 +38,10 @@ MDB = 'blf_stream'               # the suite's MariaDB database
 GET_COLS = ('batch_id, seq, file, pos, next_pos, gtid, xid, commit_time, event_time, '
             'server_id, schema_name, table_name, op, pk_columns, primary_key::text, '
             'before::text, after::text, ddl')
+# get_json(): the same columns, its json images cast to jsonb (to compare
+# them with get()'s)
+GET_JSON_COLS = (GET_COLS.replace('primary_key::text', 'primary_key::jsonb::text')
+                 .replace('before::text', 'before::jsonb::text').replace('after::text', 'after::jsonb::text'))
 GET_NAMES = ['batch_id', 'seq', 'file', 'pos', 'next_pos', 'gtid', 'xid', 'commit_time',
              'event_time', 'server_id', 'schema_name', 'table_name', 'op', 'pk_columns',
              'primary_key', 'before', 'after', 'ddl']
@@ -239,16 +243,19 @@ def to_change(names, row):
     return c
 
 
-def get(conn, name, max_changes=1000, timeout_ms=0):
-    """One get(): the batch as a list of Change (empty if nothing)."""
+def get(conn, name, max_changes=1000, timeout_ms=0, fn='get'):
+    """One get() (or get_json(), fn='get_json'): the batch as a list of Change
+    (empty if nothing)."""
+    assert fn in ('get', 'get_json')
     with conn.cursor() as cur:
-        cur.execute('SELECT %s FROM binlog_fdw.get(%%s, %%s, %%s)' % GET_COLS,
-                    (name, max_changes, timeout_ms))
+        cur.execute('SELECT %s FROM binlog_fdw.%s(%%s, %%s, %%s)' % (
+            GET_JSON_COLS if fn == 'get_json' else GET_COLS, fn), (name, max_changes, timeout_ms))
         return [to_change(GET_NAMES, r) for r in cur.fetchall()]
 
 
-def get_batches(conn, name, nchanges, max_changes=1000, timeout=30, ack=False):
-    """get() until nchanges changes came; returns the batches (lists)."""
+def get_batches(conn, name, nchanges, max_changes=1000, timeout=30, ack=False, fn='get'):
+    """get() (or get_json()) until nchanges changes came; returns the batches
+    (lists)."""
     batches = []
     n = 0
     d = Deadline(timeout)
@@ -256,7 +263,7 @@ def get_batches(conn, name, nchanges, max_changes=1000, timeout=30, ack=False):
         if d.expired():
             raise Fail('got %d of %d changes from %s within %ss (status: %s)' % (
                 n, nchanges, name, timeout, short(status(conn, name), 600)))
-        b = get(conn, name, max_changes, 300)
+        b = get(conn, name, max_changes, 300, fn=fn)
         if not b:
             continue
         batches.append(b)

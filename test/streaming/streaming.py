@@ -9,11 +9,15 @@ streaming/NAME: reason" per case (test/run.sh's protocol).
 Cases:
   values                every MariaDB column type, inserted, updated and
                         deleted; each value of get() and of a foreign table
-                        compared with what MariaDB returns for the row
+                        compared with what MariaDB returns for the row;
+                        get_json() delivers the same changes, its json the
+                        jsonb of get()
   get-ack-rollback      batch boundaries, seq without gaps, rollback (all,
                         after a partial ack), in-order acks, acks in aborted
                         transactions, transactions larger than max_changes,
-                        the durable position, a session ending with batches out
+                        the durable position, a session ending with batches out;
+                        get_json() batches: the same boundaries and changes,
+                        acked and rolled back like get()'s
   consumers-race        two connections get/ack concurrently: every change
                         acknowledged exactly once
   restart-exactly-once  acks up to the middle of a transaction, PostgreSQL
@@ -50,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg2                                     # noqa: E402
 
 import values                                       # noqa: E402
-from common import (Deadline, Fail, MDB, MDB_DATA, MARIADB_SH, NOPRE_PORT, PGDB,  # noqa: E402
+from common import (Deadline, Fail, GET_NAMES, MDB, MDB_DATA, MARIADB_SH, NOPRE_PORT, PGDB,  # noqa: E402
                     POSTGRES_SH, SECOND_PORT, TMP, Runner, check, drop_source, flat, get,
                     get_batches, last_gtid, log, master_status, mdb, mx, pg, q, q1,
                     short, sh, start_source, status, to_change, wait_for, wait_streaming)
@@ -210,10 +214,32 @@ def case_values(conn, m):
     ncompared = 2 * sum(1 for t in txns for x in t for img in x[2:] if img is not None) * (len(cols) + 1)
     log('values: %d values compared (get and foreign table)' % ncompared)
 
+    # get_json(): rolled back, the same changes come again in the same
+    # batches, every column the same and the json images (cast to jsonb)
+    # the jsonb images of get()
+    res = q1(conn, "SELECT pg_get_function_arguments('binlog_fdw.get_json(text, integer, integer)'::regprocedure)")
+    check('OUT primary_key json, OUT before json, OUT after json' in res, 'get_json() arguments: %s' % res)
+    nb = len({c.batch_id for c in got})
+    check(rollback(conn, 'vsrc') == nb, 'rollback() after get() did not drop its %d batches' % nb)
+    gotj = flat(get_batches(conn, 'vsrc', nchanges, fn='get_json'))
+    check([c.seq for c in gotj] == [c.seq for c in got], 'get_json() and get() show other seqs')
+    check(min(c.batch_id for c in gotj) > max(c.batch_id for c in got), 'get_json() batch ids are not new')
+    check([len({c.batch_id for c in gotj})] == [nb], 'get_json() and get() batches differ')
+    differ = [(c.seq, k) for c, g in zip(gotj, got) for k in GET_NAMES if k != 'batch_id' and c[k] != g[k]]
+    for seq, k in differ[:10]:
+        log('get_json() seq %d %s: %s, get(): %s' % (seq, k, short(byseq_j(gotj, seq)[k], 300),
+                                                     short(byseq_j(got, seq)[k], 300)))
+    check(not differ, '%d columns of get_json() differ from get(), first %s' % (len(differ), differ[:5]))
+    got = gotj
+
     # acknowledged changes leave the foreign table
     q(conn, 'SELECT binlog_fdw.ack(%s, %s)', ('vsrc', got[-1].batch_id))
     check(q1(conn, 'SELECT count(*) FROM vals_changes') == 0, 'the foreign table still shows acked changes')
     drop_source(conn, 'vsrc')
+
+
+def byseq_j(changes, seq):
+    return next(c for c in changes if c.seq == seq)
 
 
 # ---------------------------------------------------------------------------
@@ -285,6 +311,21 @@ def case_get_ack(conn, m):
     again = get(conn, 'asrc', 1000)
     same(again, range(s0, s0 + total), 'after rollback()')
     check(again[0].batch_id > ids[-1], 'batch id after rollback is not new')
+
+    # 2b. get_json(): the same batches (boundaries, seqs, changes), in order
+    #     only, rolled back like get()'s
+    check(rollback(conn, 'asrc') == 1, 'rollback() did not drop the batch of all changes')
+    jbatches = get_batches(conn, 'asrc', total, max_changes=7, fn='get_json')
+    check([len(b) for b in jbatches] == sizes, 'get_json() batch sizes %s, get(): %s' % (
+        [len(b) for b in jbatches], sizes))
+    same(flat(jbatches), range(s0, s0 + total), 'get_json()')
+    jids = [b[0].batch_id for b in jbatches]
+    check(jids == sorted(set(jids)) and jids[0] > again[0].batch_id, 'get_json() batch ids: %s' % jids)
+    expect_error(conn, lambda: ack(conn, 'asrc', jbatches[1]), 'cannot be acknowledged before batch',
+                 'ack of the second get_json() batch first')
+    check(rollback(conn, 'asrc', jids[5]) == 2, 'rollback(server, batch_id) of get_json() batches 6-7')
+    check(status(conn, 'asrc')['batches_out'] == 5, 'get_json() batches out after rollback from 6')
+    same(get(conn, 'asrc', 1000), range(s0 + 27, s0 + total), 'get() after rolling back get_json() batches')
 
     # 3. rollback after a partial ack: batch 1 acked, batches 2 and 3 come again
     rollback(conn, 'asrc')
@@ -363,6 +404,54 @@ def case_get_ack(conn, m):
     check(st[:3] == (tail[-1].file, tail[-1].next_pos, 0) and st[4] == gtids[4],
           'final source_state %s' % (st,))
     check(get(conn, 'asrc', 1000, 200) == [], 'get() after everything was acked returned changes')
+
+    # 8. get_json() batches are acknowledged like get()'s (in order, in the
+    #    caller's transaction, the durable position moves); those of a
+    #    session that ends come again
+    mx(m, "INSERT INTO %s (id, v) VALUES (100, 'j1'), (101, 'j2')" % table)   # 4 changes
+    gtid_j = last_gtid(m)
+    mx(m, "UPDATE %s SET v = 'j3' WHERE id = 100" % table)                    # 3
+    gtid_k = last_gtid(m)
+    wait_unacked(conn, 'asrc', 7)
+    c3 = pg()
+    lost = get(c3, 'asrc', 1000, fn='get_json')
+    check(txn_shape(lost) == ['begin', 'insert', 'insert', 'commit', 'begin', 'update', 'commit'],
+          'get_json() of the last changes: %s' % txn_shape(lost))
+    byseq = {c.seq: c for c in lost}
+    c3.close()
+    wait_for('the closed session\'s get_json() batch to be rolled back',
+             lambda: status(conn, 'asrc')['batches_out'] == 0, 10)
+    j1, j2 = get(conn, 'asrc', 6, fn='get_json'), get(conn, 'asrc', 6, fn='get_json')
+    s8 = lost[0].seq
+    same(j1, range(s8, s8 + 4), 'get_json() batch 1 after the other session ended')
+    same(j2, range(s8 + 4, s8 + 7), 'get_json() batch 2 after the other session ended')
+    check(j1[1].after == {'id': '100', 'v': 'j1', 'w': None} and j1[1].primary_key == {'id': '100'},
+          'get_json() insert: %s, key %s' % (j1[1].after, j1[1].primary_key))
+    check(j2[1].before == {'id': '100', 'v': 'j1', 'w': None} and j2[1].after == {'id': '100', 'v': 'j3', 'w': None},
+          'get_json() update: %s -> %s' % (j2[1].before, j2[1].after))
+    expect_error(conn, lambda: ack(conn, 'asrc', j2), 'cannot be acknowledged before batch',
+                 'ack of the second get_json() batch first')
+    check(ack(conn, 'asrc', j1) == s8 + 3, 'ack() of a get_json() batch did not return its last seq')
+    st = source_state(conn, 'asrc')
+    check(st[:3] == (j1[-1].file, j1[-1].next_pos, 0) and st[4] == gtid_j,
+          'source_state after acking a get_json() batch: %s' % (st,))
+    conn.autocommit = False
+    try:
+        ack(conn, 'asrc', j2)
+        conn.rollback()
+    finally:
+        conn.autocommit = True
+    s = status(conn, 'asrc')
+    check(source_state(conn, 'asrc') == st and s['batches_out'] == 1 and s['changes_unacked'] == 3,
+          'after an aborted ack of a get_json() batch: %s, batches_out %s, unacked %s' % (
+              source_state(conn, 'asrc'), s['batches_out'], s['changes_unacked']))
+    ack(conn, 'asrc', j2)
+    s = status(conn, 'asrc')
+    st = source_state(conn, 'asrc')
+    check((s['changes_unacked'], s['batches_out']) == (0, 0) and st[:3] == (j2[-1].file, j2[-1].next_pos, 0)
+          and st[4] == gtid_k, 'after acking the get_json() batches: unacked %s, batches %s, %s' % (
+              s['changes_unacked'], s['batches_out'], st))
+    check(get(conn, 'asrc', 1000, 200, fn='get_json') == [], 'get_json() after everything was acked returned changes')
     drop_source(conn, 'asrc')
 
 

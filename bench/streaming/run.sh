@@ -19,8 +19,9 @@
 # seconds of each process, peak memory, load average, CPU model) and writes
 # bench/results/streaming-<date>.{json,md} and bench/results/streaming.png.
 #
-# Tools: fdw-get-client, fdw-get-large, mariadb-binlog, zongji,
-# vlasky-zongji, replica-io (see streaming.py).
+# Tools: fdw-get-client, fdw-get-large, fdw-get-json-client,
+# fdw-get-json-large, mariadb-binlog, zongji, vlasky-zongji, replica-io
+# (see streaming.py).
 #
 # options:
 #   --runs N      timed runs per tool (default 3)
@@ -42,7 +43,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=3
-TOOLS=fdw-get-client,fdw-get-large,mariadb-binlog,zongji,vlasky-zongji,replica-io
+TOOLS=fdw-get-client,fdw-get-large,fdw-get-json-client,fdw-get-json-large,mariadb-binlog,zongji,vlasky-zongji,replica-io
 SMALL=0
 REGEN=0
 KEEP=0

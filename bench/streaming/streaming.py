@@ -36,8 +36,8 @@ import benchlib as B  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
              'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']
-DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'mariadb-binlog', 'zongji', 'vlasky-zongji',
-                 'replica-io']      # run.sh's default
+DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
+                 'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']      # run.sh's default
 LABELS = {
     'fdw-get-client': 'binlog_fdw get+ack, 10k batches to the client',
     'fdw-get-large': 'binlog_fdw get+ack, large batches counted in the server',

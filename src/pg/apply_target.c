@@ -1062,8 +1062,26 @@ blpg_targets_flush(blpg_targets *ts)
 }
 
 /*
- * Buffer the insert of slot (filled, in the per-tuple context): generated
- * columns and constraints are checked now, in the row's error context.
+ * Before a buffered insert's slot is filled: flush what cannot share its
+ * batch (another target's rows, rows of another binlog file).  A flush
+ * resets the per-tuple context, where the slot's values will live, so it
+ * must not happen between filling the slot and copying it (buffer_insert).
+ */
+static void
+buffer_prepare(blpg_targets *ts, blpg_target *tg, const blpg_entry_view *v)
+{
+	if (ts->pending != NULL && ts->pending != tg)
+		blpg_targets_flush(ts);
+	if (tg->nbuffered > 0 &&
+		(strlen(tg->buffile) != v->e->file_len ||
+		 memcmp(tg->buffile, v->file, v->e->file_len) != 0))
+		blpg_targets_flush(ts);
+}
+
+/*
+ * Buffer the insert of slot (filled, in the per-tuple context, after
+ * buffer_prepare): generated columns and constraints are checked now, in
+ * the row's error context.
  */
 static void
 buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
@@ -1073,12 +1091,8 @@ buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 	TupleTableSlot *dst;
 	int			n;
 
-	if (ts->pending != NULL && ts->pending != tg)
-		blpg_targets_flush(ts);
-	if (tg->nbuffered > 0 &&
-		(strlen(tg->buffile) != v->e->file_len ||
-		 memcmp(tg->buffile, v->file, v->e->file_len) != 0))
-		blpg_targets_flush(ts);
+	/* flushed before (buffer_prepare): a flush resets the per-tuple context */
+	Assert(ts->pending == NULL || ts->pending == tg);
 	if (tg->bufslots == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
@@ -1144,6 +1158,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	/* buffered inserts go first, in order */
 	if (ts->pending != NULL && (ts->pending != tg || op != BL_OP_INSERT || !tg->can_buffer))
 		blpg_targets_flush(ts);
+	if (op == BL_OP_INSERT && tg->can_buffer)
+		buffer_prepare(ts, tg, v);
 
 	rc.target = tg;
 	rc.v = v;

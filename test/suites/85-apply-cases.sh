@@ -6,7 +6,8 @@
 # test/streaming).
 #
 # Cases (one "ok - apply/NAME" line each): types, type-options,
-# hostile-names, keys, conflicts, mapping, partitions, ddl, security,
+# hostile-names, keys, conflicts, mapping, partitions, insert-rotation,
+# ddl, snapshot-ddl-race, security,
 # transactions.  BLF_APPLY_CASES=keys,ddl runs a subset.
 #
 # The suite creates and drops its own databases (PostgreSQL blf_apply;

@@ -19,8 +19,8 @@
 # 3. memory: one 1 MB, 16 MB, 256 MB and 1 GB transaction through the 16 MB
 #    ring: peak RssAnon/VmHWM of the worker and of the apply() backend.
 # Prints a table (rows/s, ratio to logical replication, CPU seconds of each
-# process, load average, CPU model); writes bench/results/apply-<date>.{json,md}
-# and bench/results/apply.png, apply-latency.png, apply-memory.png.
+# process, load average, CPU model); writes bench/reports/apply-<date>.{json,md}
+# and bench/reports/apply.png, apply-latency.png, apply-memory.png.
 #
 # options:
 #   --runs N        timed runs per tool (default 3)
@@ -28,7 +28,7 @@
 #   --phases LIST   subset of throughput,latency,memory (default all)
 #   --rate R, --lat-seconds S, --mem-sizes LIST   latency and memory settings
 #   --small         a 100x smaller workload and small memory sizes (smoke test;
-#                   results go to $BLF_RUN/bench/results-small)
+#                   results go to $BLF_RUN/bench/reports-small)
 #   --regen         rebuild the cached workload
 #   --keep          leave the instances running afterwards
 #   --profile       profile one extra run of fdw-apply and fdw-continuous with
@@ -36,7 +36,7 @@
 #                   slower than logical replication); --no-profile: never
 # environment: BLF_RUN, BENCH_SRC_PORT (3501), BENCH_REPLICA_PORT (3502),
 #   BENCH_LAT_PORT (3503), BENCH_PG_PORT (5500), BENCH_PUB_PORT (5503),
-#   BENCH_SUB_PORT (5504), BENCH_RESULTS (bench/results).
+#   BENCH_SUB_PORT (5504), BENCH_RESULTS (bench/reports).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -71,9 +71,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
 if [ $SMALL -eq 1 ]; then
-	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/results-small}
+	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
 	[ "$MEM_SIZES" != 1,16,256,1024 ] || MEM_SIZES=1,4
 	[ "$LAT_SECONDS" != 30 ] || LAT_SECONDS=5
 fi

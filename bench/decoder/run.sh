@@ -27,8 +27,8 @@
 #    plus, for scale, reading the files alone (dd bs=1M to /dev/null: the
 #    page-cache copy every reader pays), and one /usr/bin/time -v run of each
 #    tool for the peak RSS.
-# 3. Prints a table and writes bench/results/decoder-<date>.{json,md} and
-#    bench/results/decoder.png (gnuplot).
+# 3. Prints a table and writes bench/reports/decoder-<date>.{json,md} and
+#    bench/reports/decoder.png (gnuplot).
 # 4. Checks the targets of issue #2 on --decode-only: >= 5x mariadb-binlog's
 #    rows/s, and >= 2,000,000 rows/s on one core (and reports the same
 #    figures for --values and the JSON lines).  When a target is missed and
@@ -39,11 +39,11 @@
 #   --regen           rebuild the workload binlog even if cached
 #   --no-build        do not run "make -s binlogcat" first
 #   --small           a 100x smaller workload (smoke test of this script;
-#                     results go to $BLF_RUN/bench/results-small)
+#                     results go to $BLF_RUN/bench/reports-small)
 #   --profile         always profile; --no-profile: never
 #   --runs N          timed runs per tool (default 3)
 # environment: BINLOGCAT (binary to time, default ./binlogcat), BENCH_CPU (0),
-#   BENCH_PORT (3430), BENCH_NAME (bench), BENCH_RESULTS (bench/results),
+#   BENCH_PORT (3430), BENCH_NAME (bench), BENCH_RESULTS (bench/reports),
 #   BLF_RUN (see scripts/env.sh).
 set -euo pipefail
 
@@ -75,13 +75,13 @@ CPU=${BENCH_CPU:-0}
 PORT=${BENCH_PORT:-3430}
 NAME=${BENCH_NAME:-bench}
 BINLOGCAT=${BINLOGCAT:-$ROOT/binlogcat}
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
 GEN=$HERE/gen_workload.py
 PY=/usr/bin/python3
 
 if [ $SMALL -eq 1 ]; then
 	W_ROWS=10000 W_UPD=5000 W_DEL=2500
-	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/results-small}
+	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
 else
 	W_ROWS=1000000 W_UPD=500000 W_DEL=250000
 fi

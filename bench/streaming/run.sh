@@ -17,7 +17,7 @@
 # Tools run round by round in rotated order; best of N.  Prints a table
 # (rows/s, ratios to the faster zongji and to the replica IO thread, CPU
 # seconds of each process, peak memory, load average, CPU model) and writes
-# bench/results/streaming-<date>.{json,md} and bench/results/streaming.png.
+# bench/reports/streaming-<date>.{json,md} and bench/reports/streaming.png.
 #
 # Tools: fdw-get-client, fdw-get-large, fdw-get-json-client,
 # fdw-get-json-large, mariadb-binlog, zongji, vlasky-zongji, replica-io
@@ -27,7 +27,7 @@
 #   --runs N      timed runs per tool (default 3)
 #   --tools LIST  a subset of the tools, comma-separated
 #   --small       a 100x smaller workload (smoke test; results go to
-#                 $BLF_RUN/bench/results-small)
+#                 $BLF_RUN/bench/reports-small)
 #   --regen       rebuild the workload binlog even if cached
 #   --keep        leave the instances running afterwards
 #   --profile     profile one extra run of each binlog_fdw variant with perf
@@ -35,7 +35,7 @@
 #                 default: only when a target is missed); --no-profile: never
 # environment: BLF_RUN (instances in $BLF_RUN/bench/inst, the workload cache in
 #   $BLF_RUN/bench), BENCH_SRC_PORT (3501), BENCH_REPLICA_PORT (3502),
-#   BENCH_PG_PORT (5500), BENCH_RESULTS (bench/results).
+#   BENCH_PG_PORT (5500), BENCH_RESULTS (bench/reports).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -62,8 +62,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
-[ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/results-small}
+RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
+[ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
 
 bench_deps node
 workload_init $SMALL

@@ -13,10 +13,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-/* Upper bound for one decompressed event or payload (MySQL's own limit of
- * an event is 1 GiB, max_allowed_packet). */
-#define BL_MAX_DECOMPRESSED		((uint64_t) 1 << 30)
-
 /* Output reserved up front per compressed input byte, at most. */
 #define BL_RESERVE_RATIO		64
 
@@ -140,4 +136,72 @@ bl_maria_uncompress(const uint8_t *src, size_t len, bl_buf *out, bl_error *err)
 	out->len = (size_t) dlen;
 	out->data[out->len] = '\0';
 	return 0;
+}
+
+/*
+ * MariaDB COMPRESSED columns.  A non-empty value starts with a header
+ * byte: 0 means the bytes that follow are the value, stored as they are
+ * (compressing did not pay); 0x80 | wrap | n means an n-byte (1..4)
+ * big-endian original length follows, then a deflate stream, with the
+ * zlib wrapper unless bit 3 (0x08) is set (raw deflate).  Empty values
+ * have no header.
+ */
+int
+bl_maria_column_size(const uint8_t *src, size_t len, uint64_t *size)
+{
+	int			lenlen;
+
+	if (len == 0)
+	{
+		*size = 0;
+		return 0;
+	}
+	if (src[0] == 0)
+	{
+		*size = len - 1;
+		return 0;
+	}
+	if ((src[0] & 0xf0) != 0x80)
+		return -1;
+	lenlen = src[0] & 0x07;
+	if (lenlen < 1 || lenlen > 4 || (size_t) lenlen + 1 > len)
+		return -1;
+	*size = bl_load_be(src + 1, lenlen);
+	/* deflate cannot expand more than about 1032:1 */
+	if (*size / BL_DEFLATE_MAX_RATIO > len - 1 - (size_t) lenlen)
+		return -1;
+	return 0;
+}
+
+/* Inflate a value into dst, exactly size bytes (bl_maria_column_size). */
+int
+bl_maria_column_inflate(const uint8_t *src, size_t len, uint8_t *dst, uint64_t size)
+{
+	z_stream	zs;
+	int			lenlen;
+	int			rc;
+
+	if (len == 0)
+		return size == 0 ? 0 : -1;
+	if (src[0] == 0)
+	{
+		if (size != len - 1)
+			return -1;
+		if (size)
+			memcpy(dst, src + 1, (size_t) size);
+		return 0;
+	}
+	lenlen = src[0] & 0x07;
+	if (size == 0)
+		return 0;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, (src[0] & 0x08) ? -MAX_WBITS : MAX_WBITS) != Z_OK)
+		return -1;
+	zs.next_in = (Bytef *) (src + 1 + lenlen);
+	zs.avail_in = (uInt) (len - 1 - (size_t) lenlen);
+	zs.next_out = dst;
+	zs.avail_out = (uInt) size;
+	rc = inflate(&zs, Z_FINISH);
+	inflateEnd(&zs);
+	return rc == Z_STREAM_END && zs.total_out == size ? 0 : -1;
 }

@@ -48,6 +48,8 @@ bl_decoder_create(const bl_decoder_options *opts)
 		bl_decoder_options_init(&dec->opts);
 	dec->checksum_alg = BL_CHECKSUM_OFF;
 	bl_buf_init(&dec->unzip);
+	bl_buf_init(&dec->column_unzip[0]);
+	bl_buf_init(&dec->column_unzip[1]);
 	bl_buf_init(&dec->payload);
 	bl_buf_init(&dec->scratch);
 	return dec;
@@ -60,6 +62,8 @@ bl_decoder_destroy(bl_decoder *dec)
 		return;
 	bl_table_cache_free(dec);
 	bl_buf_free(&dec->unzip);
+	bl_buf_free(&dec->column_unzip[0]);
+	bl_buf_free(&dec->column_unzip[1]);
 	bl_buf_free(&dec->payload);
 	bl_buf_free(&dec->scratch);
 	free(dec->before_vals);

@@ -107,6 +107,10 @@ typedef struct bl_column
 	uint32_t	geometry_type;
 	uint32_t	vector_dim;
 	int32_t		json_ordinal;	/* index among JSON columns, -1 if not JSON */
+	bool		compressed;		/* MariaDB COMPRESSED column (binlog_type
+								 * BLOB_COMPRESSED or VARCHAR_COMPRESSED;
+								 * type says BLOB or VARCHAR): values are
+								 * inflated when decoded */
 } bl_column;
 
 /* Where a table's column names came from. */
@@ -131,6 +135,7 @@ typedef struct bl_table
 	bl_names_source names_source;
 	uint32_t	version;		/* bumped each time this table id is remapped
 								 * to a different definition */
+	bool		has_compressed; /* a column is compressed */
 	/* private: */
 	uint8_t    *raw;			/* copy of the TABLE_MAP body, to detect
 								 * unchanged re-maps cheaply */

@@ -39,6 +39,8 @@ struct bl_decoder
 
 	/* reusable buffers */
 	bl_buf		unzip;			/* MariaDB compressed events */
+	bl_buf		column_unzip[2];	/* inflated COMPRESSED column values of
+									 * the before [0] and after [1] image */
 	bl_buf		payload;		/* TRANSACTION_PAYLOAD, decompressed */
 	size_t		payload_off;
 	uint64_t	payload_pos;	/* position of the payload event */
@@ -79,10 +81,19 @@ extern int	bl_image_decode(const bl_table *t, const uint8_t *present,
 							const uint8_t *partial_bits, uint32_t *bad);
 
 /* bl_compress.c */
+
+/* Upper bound for one decompressed event or payload, and for the inflated
+ * COMPRESSED column values of one row image (MySQL's own limit of an event
+ * is 1 GiB, max_allowed_packet). */
+#define BL_MAX_DECOMPRESSED		((uint64_t) 1 << 30)
+
 extern int	bl_zstd_decompress(bl_decoder *dec, const uint8_t *src, size_t len,
 							   uint64_t expect_size, bl_buf *out, bl_error *err);
 extern int	bl_maria_uncompress(const uint8_t *src, size_t len, bl_buf *out,
 								bl_error *err);
 extern void bl_zstd_free(bl_decoder *dec);
+extern int	bl_maria_column_size(const uint8_t *src, size_t len, uint64_t *size);
+extern int	bl_maria_column_inflate(const uint8_t *src, size_t len, uint8_t *dst,
+									uint64_t size);
 
 #endif							/* BL_DECODER_INT_H */

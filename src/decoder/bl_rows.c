@@ -160,31 +160,96 @@ bl_decode_rows_event(bl_decoder *dec, bl_event *ev, bl_error *err)
 }
 
 /*
- * Decode one image at the cursor into values[0..ncols) (bl_image_decode),
- * turning a failure into an error that names the row and the column.
+ * The values of MariaDB COMPRESSED columns in an image, inflated into the
+ * image's buffer (dec->column_unzip[image], sized once per image so that
+ * the values' pointers stay valid until the next row).  Returns 0, or -1
+ * with *bad set to the column whose value is malformed.
+ */
+static int
+inflate_columns(bl_decoder *dec, const bl_table *t, bl_value *values, int image,
+				uint32_t *bad)
+{
+	bl_buf	   *b = &dec->column_unzip[image];
+	uint64_t	total = 0,
+				size;
+	size_t		off = 0;
+
+	for (uint32_t i = 0; i < t->ncols; i++)
+	{
+		const bl_column *col = &t->cols[i];
+		bl_value   *v = &values[i];
+
+		if (!col->compressed || (v->kind != BL_VAL_STRING && v->kind != BL_VAL_BINARY))
+			continue;
+		if (bl_maria_column_size(v->v.raw.ptr, v->v.raw.len, &size) != 0 ||
+			size > UINT32_MAX || total + size > BL_MAX_DECOMPRESSED)
+		{
+			*bad = i;
+			return -1;
+		}
+		total += size;
+	}
+	bl_buf_reset(b);
+	if (!bl_buf_reserve(b, (size_t) total))
+	{
+		*bad = UINT32_MAX;
+		return -1;
+	}
+	for (uint32_t i = 0; i < t->ncols; i++)
+	{
+		const bl_column *col = &t->cols[i];
+		bl_value   *v = &values[i];
+		uint8_t    *dst = (uint8_t *) b->data + off;
+
+		if (!col->compressed || (v->kind != BL_VAL_STRING && v->kind != BL_VAL_BINARY))
+			continue;
+		(void) bl_maria_column_size(v->v.raw.ptr, v->v.raw.len, &size);
+		if (bl_maria_column_inflate(v->v.raw.ptr, v->v.raw.len, dst, size) != 0)
+		{
+			*bad = i;
+			return -1;
+		}
+		v->v.raw.ptr = dst;
+		v->v.raw.len = (uint32_t) size;
+		off += (size_t) size;
+	}
+	b->len = off;
+	return 0;
+}
+
+/*
+ * Decode one image (0 before, 1 after) at the cursor into values[0..ncols)
+ * (bl_image_decode), turning a failure into an error that names the row
+ * and the column.
  */
 static int
 decode_image(bl_decoder *dec, const bl_rows_event *r, const uint8_t *present,
 			 uint32_t npresent, bl_cur *c, bl_value *values,
-			 const uint8_t *partial_bits, uint64_t pos, bl_error *err)
+			 const uint8_t *partial_bits, int image, uint64_t pos, bl_error *err)
 {
 	const bl_table *t = r->table;
 	uint32_t	i;
 	const bl_column *col;
 
 	if (BL_LIKELY(bl_image_decode(t, present, npresent, c, values, partial_bits, &i) == 0))
-		return 0;
+	{
+		if (BL_LIKELY(!t->has_compressed))
+			return 0;
+		if (inflate_columns(dec, t, values, image, &i) == 0)
+			return 0;
+		if (i == UINT32_MAX)
+			return bl_decoder_fail(dec, err, pos, BL_ERR_NOMEM, "out of memory");
+		col = &t->cols[i];
+		return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
+							   "row %u of %s.%s: compressed value of column %s is malformed",
+							   r->row_index + 1, t->schema.ptr, t->name.ptr,
+							   col->name.ptr ? col->name.ptr : "(unnamed)");
+	}
 	if (i == UINT32_MAX)
 		return bl_decoder_fail(dec, err, pos, BL_ERR_TRUNCATED,
 							   "row %u of %s.%s is truncated in its NULL bitmap",
 							   r->row_index + 1, t->schema.ptr, t->name.ptr);
 	col = &t->cols[i];
-	if (col->binlog_type == BL_T_MARIA_BLOB_COMPRESSED ||
-		col->binlog_type == BL_T_MARIA_VARCHAR_COMPRESSED)
-		return bl_decoder_fail(dec, err, pos, BL_ERR_UNSUPPORTED,
-							   "row %u of %s.%s: column %s is a MariaDB COMPRESSED column, which is not supported",
-							   r->row_index + 1, t->schema.ptr, t->name.ptr,
-							   col->name.ptr ? col->name.ptr : "(unnamed)");
 	if (col->name.ptr)
 		return bl_decoder_fail(dec, err, pos, BL_ERR_CORRUPT,
 							   "row %u of %s.%s: value of column %s (%s) is malformed or truncated",
@@ -216,7 +281,7 @@ bl_rows_next(bl_decoder *dec, bl_rows_event *r, bl_row *before,
 	{
 		start = c->pos;
 		if (decode_image(dec, r, r->present_before, r->npresent_before, c,
-						 dec->before_vals, NULL, pos, err) != 0)
+						 dec->before_vals, NULL, 0, pos, err) != 0)
 			return -1;
 		if (before)
 		{
@@ -244,7 +309,7 @@ bl_rows_next(bl_decoder *dec, bl_rows_event *r, bl_row *before,
 									   r->table->name.ptr);
 		}
 		if (decode_image(dec, r, r->present_after, r->npresent_after, c,
-						 dec->after_vals, partial_bits, pos, err) != 0)
+						 dec->after_vals, partial_bits, 1, pos, err) != 0)
 			return -1;
 		if (after)
 		{

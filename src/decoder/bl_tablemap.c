@@ -877,6 +877,15 @@ bl_decode_table_map(bl_decoder *dec, bl_event *ev, bl_error *err)
 		}
 		if (col->type == BL_T_JSON)
 			col->json_ordinal = (int32_t) t->njson++;
+		if (col->binlog_type == BL_T_MARIA_BLOB_COMPRESSED ||
+			col->binlog_type == BL_T_MARIA_VARCHAR_COMPRESSED)
+		{
+			/* stored like BLOB / VARCHAR, each value deflated (bl_rows.c) */
+			col->type = col->binlog_type == BL_T_MARIA_BLOB_COMPRESSED ?
+				BL_T_BLOB : BL_T_VARCHAR;
+			col->compressed = true;
+			t->has_compressed = true;
+		}
 	}
 	if (bl_cur_left(&meta) != 0)
 	{

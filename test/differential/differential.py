@@ -775,6 +775,18 @@ def make_tables():
     tables.append(Table('t_latin', [Col('id', 'INT NOT NULL', 'int', [], None)], cols,
                         lambda n: (n,), lambda n: (n,), 'DEFAULT CHARSET=latin1'))
 
+    # MariaDB COMPRESSED columns: each value deflated (or stored as it is
+    # when that does not pay), in the binlog too
+    cols = [text_col('tx', 'TEXT COMPRESSED', 2000, maxbytes=65535, big=50000),
+            text_col('v', 'VARCHAR(300) COMPRESSED', 300),
+            text_col('vc', 'VARCHAR(1000) CHARACTER SET utf8mb3 COMPRESSED', 1000, bmp=True),
+            latin1_col('lt', 'TEXT CHARACTER SET latin1 COMPRESSED', 1000),
+            binary_col('bl', 'BLOB COMPRESSED', 65535, edges_len=(255, 256, 65535)),
+            binary_col('vb', 'VARBINARY(500) COMPRESSED', 500, edges_len=(500,))]
+    tables.append(Table('t_colzip', [Col('id', 'INT NOT NULL', 'int', [], None)], cols,
+                        lambda n: (n,), lambda n: (n,),
+                        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci'))
+
     cols = [binary_col('b1', 'BINARY(1)', 1, fixlen=1),
             binary_col('b16', 'BINARY(16)', 16, edges_len=(16, 15), fixlen=16),
             binary_col('b255', 'BINARY(255)', 255, edges_len=(255,), fixlen=255),

@@ -17,6 +17,7 @@
 #include "bl_test.h"
 
 #include <stdlib.h>
+#include <zlib.h>
 
 /* ---------- event building ---------- */
 
@@ -205,10 +206,31 @@ test_empty_row_images(void)
 }
 
 /*
- * bl_rows.c: a MariaDB COMPRESSED column (BLOB_COMPRESSED, type 140) is not
- * decoded; the error must say so and name the column instead of calling a
- * valid value malformed.
+ * bl_rows.c, inflate_columns: MariaDB COMPRESSED columns (BLOB_COMPRESSED,
+ * type 140).  A value is stored as it is behind a 0 header byte, or
+ * deflated behind 0x80 | raw-deflate bit (0x08) | length bytes, with its
+ * original length big-endian; empty values have no header.  They decode
+ * to the original bytes, and a malformed one is an error naming the
+ * column.
  */
+static void
+eb_compressed_rows(evbuf *b, const uint8_t *const *vals, const size_t *lens, int n)
+{
+	eb_begin(b, BL_EV_WRITE_ROWS_V2);
+	eb_le(b, 78, 6);
+	eb_le(b, BL_ROWS_STMT_END_F, 2);
+	eb_le(b, 2, 2);
+	eb_u8(b, 1);
+	eb_u8(b, 1);				/* column present */
+	for (int i = 0; i < n; i++)
+	{
+		eb_u8(b, 0);			/* not NULL */
+		eb_le(b, lens[i], 2);
+		eb_bytes(b, vals[i], lens[i]);
+	}
+	eb_end(b);
+}
+
 static void
 test_maria_compressed_column(void)
 {
@@ -218,8 +240,30 @@ test_maria_compressed_column(void)
 	bl_error	err;
 	bl_row		before,
 				after;
+	uint8_t		raw[] = {0, 'a', 'b', 'c'};
+	uint8_t		plain[1000],
+				deflated[64],
+				bad[] = {0x89, 200, 1, 2, 3};
+	uint8_t		zipped[sizeof(deflated) + 3];
+	z_stream	zs;
+	const uint8_t *vals[3];
+	size_t		lens[3];
 
-	BL_TEST_BEGIN("regress/maria-compressed-column-unsupported");
+	BL_TEST_BEGIN("regress/maria-compressed-column");
+	memset(plain, 'q', sizeof(plain));
+	memset(&zs, 0, sizeof(zs));
+	BL_CHECK_INT(deflateInit2(&zs, 6, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = plain;
+	zs.avail_in = sizeof(plain);
+	zs.next_out = deflated;
+	zs.avail_out = sizeof(deflated);
+	BL_CHECK_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	deflateEnd(&zs);
+	zipped[0] = 0x80 | 0x08 | 2;	/* raw deflate, 2 length bytes */
+	zipped[1] = (uint8_t) (sizeof(plain) >> 8);
+	zipped[2] = (uint8_t) (sizeof(plain) & 0xff);
+	memcpy(zipped + 3, deflated, zs.total_out);
+
 	eb_fde(&b);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
 	eb_begin(&b, BL_EV_TABLE_MAP);
@@ -237,21 +281,33 @@ test_maria_compressed_column(void)
 	eb_end(&b);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
 
-	eb_begin(&b, BL_EV_WRITE_ROWS_V2);
-	eb_le(&b, 78, 6);
-	eb_le(&b, BL_ROWS_STMT_END_F, 2);
-	eb_le(&b, 2, 2);
-	eb_u8(&b, 1);
-	eb_u8(&b, 1);				/* column present */
-	eb_u8(&b, 0);				/* not NULL */
-	eb_le(&b, 4, 2);
-	eb_u8(&b, 0);				/* header 0: stored uncompressed */
-	eb_bytes(&b, "abc", 3);
-	eb_end(&b);
+	/* stored, deflated and empty values, one row each */
+	vals[0] = raw;
+	lens[0] = sizeof(raw);
+	vals[1] = zipped;
+	lens[1] = 3 + zs.total_out;
+	vals[2] = raw;
+	lens[2] = 0;
+	eb_compressed_rows(&b, vals, lens, 3);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), 1);
+	BL_CHECK_INT(after.values[0].v.raw.len, 3);
+	BL_CHECK(memcmp(after.values[0].v.raw.ptr, "abc", 3) == 0);
+	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), 1);
+	BL_CHECK_INT(after.values[0].v.raw.len, sizeof(plain));
+	BL_CHECK(memcmp(after.values[0].v.raw.ptr, plain, sizeof(plain)) == 0);
+	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), 1);
+	BL_CHECK_INT(after.values[0].v.raw.len, 0);
+	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), 0);
+
+	/* a deflated value whose stream is garbage */
+	vals[0] = bad;
+	lens[0] = sizeof(bad);
+	eb_compressed_rows(&b, vals, lens, 1);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
 	BL_CHECK_INT(bl_rows_next(dec, &ev.u.rows, &before, &after, &err), -1);
-	BL_CHECK_INT(err.code, BL_ERR_UNSUPPORTED);
-	BL_CHECK(strstr(err.message, "COMPRESSED column") != NULL);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK(strstr(err.message, "compressed value of column") != NULL);
 	bl_decoder_destroy(dec);
 	BL_TEST_END();
 }

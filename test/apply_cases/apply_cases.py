@@ -98,6 +98,7 @@ def main():
         ('mapping', lambda: cases_keys.case_mapping(conn_box[0], m)),
         ('partitions', lambda: cases_keys.case_partitions(conn_box[0], m)),
         ('insert-rotation', lambda: cases_keys.case_insert_rotation(conn_box[0], m)),
+        ('compressed-columns', lambda: cases_keys.case_compressed_columns(conn_box[0], m)),
         ('ddl', lambda: cases_ddl.case_ddl(conn_box[0], m)),
         ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),

@@ -7,6 +7,7 @@
 #
 # Cases (one "ok - apply/NAME" line each): types, type-options,
 # hostile-names, keys, conflicts, mapping, partitions, insert-rotation,
+# compressed-columns,
 # ddl, snapshot-ddl-race, security,
 # transactions.  BLF_APPLY_CASES=keys,ddl runs a subset.
 #

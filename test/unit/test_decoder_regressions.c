@@ -90,9 +90,10 @@ eb_fde(evbuf *b)
 	eb_end(b);
 }
 
-/* TABLE_MAP of db.t with ncols LONG columns, no optional metadata. */
+/* Start a TABLE_MAP of db.t: its header up to the column count; the
+ * caller adds the types, metadata, NULL bitmap and optional metadata. */
 static void
-eb_table_map(evbuf *b, uint64_t id, unsigned ncols)
+eb_table_map_begin(evbuf *b, uint64_t id, unsigned ncols)
 {
 	eb_begin(b, BL_EV_TABLE_MAP);
 	eb_le(b, id, 6);
@@ -102,6 +103,13 @@ eb_table_map(evbuf *b, uint64_t id, unsigned ncols)
 	eb_u8(b, 1);
 	eb_bytes(b, "t", 2);
 	eb_u8(b, ncols);
+}
+
+/* TABLE_MAP of db.t with ncols LONG columns, no optional metadata. */
+static void
+eb_table_map(evbuf *b, uint64_t id, unsigned ncols)
+{
+	eb_table_map_begin(b, id, ncols);
 	for (unsigned i = 0; i < ncols; i++)
 		eb_u8(b, BL_T_LONG);
 	eb_u8(b, 0);				/* no type metadata */
@@ -266,14 +274,7 @@ test_maria_compressed_column(void)
 
 	eb_fde(&b);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
-	eb_begin(&b, BL_EV_TABLE_MAP);
-	eb_le(&b, 78, 6);
-	eb_le(&b, 1, 2);
-	eb_u8(&b, 2);
-	eb_bytes(&b, "db", 3);
-	eb_u8(&b, 1);
-	eb_bytes(&b, "t", 2);
-	eb_u8(&b, 1);				/* one column */
+	eb_table_map_begin(&b, 78, 1);				/* one column */
 	eb_u8(&b, BL_T_MARIA_BLOB_COMPRESSED);
 	eb_u8(&b, 1);				/* metadata: 1 byte */
 	eb_u8(&b, 2);				/* 2-byte length prefix */
@@ -336,14 +337,7 @@ test_canonical_partial_names(void)
 	bl_buf_init(&out);
 	eb_fde(&b);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
-	eb_begin(&b, BL_EV_TABLE_MAP);
-	eb_le(&b, 79, 6);
-	eb_le(&b, 1, 2);
-	eb_u8(&b, 2);
-	eb_bytes(&b, "db", 3);
-	eb_u8(&b, 1);
-	eb_bytes(&b, "t", 2);
-	eb_u8(&b, 3);				/* three LONG columns */
+	eb_table_map_begin(&b, 79, 3);				/* three LONG columns */
 	eb_u8(&b, BL_T_LONG);
 	eb_u8(&b, BL_T_LONG);
 	eb_u8(&b, BL_T_LONG);
@@ -521,14 +515,7 @@ test_canonical_charset_by_name(void)
 	bl_buf_init(&out);
 	eb_fde(&b);
 	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
-	eb_begin(&b, BL_EV_TABLE_MAP);
-	eb_le(&b, 5, 6);
-	eb_le(&b, 1, 2);
-	eb_u8(&b, 2);
-	eb_bytes(&b, "db", 3);
-	eb_u8(&b, 1);
-	eb_bytes(&b, "t", 2);
-	eb_u8(&b, 1);				/* one column */
+	eb_table_map_begin(&b, 5, 1);				/* one column */
 	eb_u8(&b, BL_T_VARCHAR);
 	eb_u8(&b, 2);				/* metadata: VARCHAR(100) */
 	eb_le(&b, 100, 2);

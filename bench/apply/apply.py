@@ -274,30 +274,14 @@ class Bench:
                 "MASTER_PASSWORD='repl', MASTER_LOG_FILE='mysql-bin.000001', MASTER_LOG_POS=4, "
                 "MASTER_USE_GTID=no" % a.src_port)
         B.mx(c, 'START SLAVE IO_THREAD')
-        t = time.perf_counter()
-        while True:
-            r = B.mx(c, 'SHOW SLAVE STATUS')[0]
-            if r['Master_Log_File'] == a.end_file and int(r['Read_Master_Log_Pos']) >= a.end_pos:
-                break
-            if r['Last_IO_Error'] or time.perf_counter() - t > a.timeout:
-                return {'seconds': None, 'rows': 0, 'error': r['Last_IO_Error'] or 'IO timeout'}
-            time.sleep(0.05)
+        err = B.replica_wait(c, 'io', a.end_file, a.end_pos, a.timeout, poll=0.05)
+        if err:
+            return {'seconds': None, 'rows': 0, 'error': 'IO thread: ' + err}
         B.mx(c, 'FLUSH TABLES')
         r0 = B.proc_cpu(self.repl_pid)
         t0 = time.perf_counter()
         B.mx(c, 'START SLAVE SQL_THREAD')
-        err = None
-        while True:
-            r = B.mx(c, 'SHOW SLAVE STATUS')[0]
-            if r['Relay_Master_Log_File'] == a.end_file and int(r['Exec_Master_Log_Pos']) >= a.end_pos:
-                break
-            if r['Last_SQL_Error']:
-                err = r['Last_SQL_Error']
-                break
-            if time.perf_counter() - t0 > a.timeout:
-                err = 'timeout'
-                break
-            time.sleep(0.01)
+        err = B.replica_wait(c, 'sql', a.end_file, a.end_pos, a.timeout)
         secs = time.perf_counter() - t0
         out = {'seconds': secs, 'rows': a.expected_rows,
                'cpu_s': {'replica mariadbd': B.proc_cpu(self.repl_pid) - r0}}

@@ -224,6 +224,27 @@ def mx(conn, sql, args=None):
         return cur.fetchall() if cur.description else []
 
 
+def replica_wait(conn, thread, end_file, end_pos, timeout, poll=0.01):
+    """
+    Wait until a MariaDB replica's IO thread (thread 'io': fetched) or SQL
+    thread ('sql': executed) reached end_file:end_pos; returns None, or the
+    thread's error, or 'timeout'.
+    """
+    file_col, pos_col, err_col = {
+        'io': ('Master_Log_File', 'Read_Master_Log_Pos', 'Last_IO_Error'),
+        'sql': ('Relay_Master_Log_File', 'Exec_Master_Log_Pos', 'Last_SQL_Error')}[thread]
+    t0 = time.perf_counter()
+    while True:
+        r = mx(conn, 'SHOW SLAVE STATUS')[0]
+        if r[file_col] == end_file and int(r[pos_col]) >= end_pos:
+            return None
+        if r[err_col]:
+            return r[err_col]
+        if time.perf_counter() - t0 > timeout:
+            return 'timeout'
+        time.sleep(poll)
+
+
 # ---------------------------------------------------------------------------
 # rounds
 

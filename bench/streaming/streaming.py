@@ -213,18 +213,7 @@ class Bench:
         r0 = B.proc_cpu(self.repl_pid)
         t0 = time.perf_counter()
         B.mx(c, 'START SLAVE IO_THREAD')
-        err = None
-        while True:
-            r = B.mx(c, 'SHOW SLAVE STATUS')[0]
-            if r['Master_Log_File'] == a.end_file and int(r['Read_Master_Log_Pos']) >= a.end_pos:
-                break
-            if r['Last_IO_Error']:
-                err = r['Last_IO_Error']
-                break
-            if time.perf_counter() - t0 > a.timeout:
-                err = 'timeout'
-                break
-            time.sleep(0.01)
+        err = B.replica_wait(c, 'io', a.end_file, a.end_pos, a.timeout)
         secs = time.perf_counter() - t0
         out = {'seconds': secs, 'rows': a.expected_rows,
                'cpu_s': {'replica mariadbd': B.proc_cpu(self.repl_pid) - r0,

@@ -56,7 +56,6 @@ import re
 import sys
 import threading
 import time
-import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
                                 'streaming_faults'))
@@ -64,7 +63,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from blfaults import (CaseFailure, MariaDB, Postgres, StatusMonitor, Consumer,  # noqa: E402
                       BackgroundWriter, Writer, compare, create_source, ground_truth, log,
                       require, self_check_compare, sh, short, start_source, stop_source,
-                      stop_all, summarize, wait_for, RUN, REPL_USER, REPL_PW)
+                      run_cases, summarize, wait_for, RUN, REPL_USER, REPL_PW)
 import psycopg2  # noqa: E402
 import pymysql  # noqa: E402
 
@@ -793,36 +792,10 @@ def main(argv):
     PG.execute('CREATE EXTENSION IF NOT EXISTS binlog_fdw')
     make_templates()
     total_t0 = time.monotonic()
-    failed = 0
-    timings = []
-    for i, (name, fn) in enumerate(CASES):
-        if patterns and not any(name.startswith(p) for p in patterns):
-            continue
-        full = 'failover/' + name
-        t0 = time.monotonic()
-        seed = SEED + 100 * i
-        log('---- %s (seed %d)' % (full, seed))
-        try:
-            fn(seed)
-            print('ok - %s' % full, flush=True)
-        except CaseFailure as e:
-            failed += 1
-            print('not ok - %s: %s' % (full, e), flush=True)
-        except Exception as e:
-            failed += 1
-            log(traceback.format_exc())
-            msg = str(e).strip().splitlines()
-            print('not ok - %s: %s: %s' % (full, type(e).__name__, msg[-1] if msg else ''),
-                  flush=True)
-        finally:
-            try:
-                stop_all()
-                ensure_pg()
-                drop_all_sources()
-            except Exception as e:
-                log('cleanup after %s: %s' % (name, e))
-        timings.append((name, time.monotonic() - t0))
-        log('%s: %.1fs' % (full, timings[-1][1]))
+    failed, timings = run_cases(
+        'failover', CASES, SEED,
+        lambda name: not patterns or any(name.startswith(p) for p in patterns),
+        lambda: (ensure_pg(), drop_all_sources()))
     log('timings: ' + ', '.join('%s %.0fs' % t for t in timings) +
         '; total %.0fs' % (time.monotonic() - total_t0))
     return 1 if failed else 0

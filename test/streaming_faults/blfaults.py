@@ -43,6 +43,7 @@ import random
 import subprocess
 import threading
 import time
+import traceback
 
 import psycopg2
 import psycopg2.extras
@@ -640,6 +641,43 @@ def stop_all():
         if t.is_alive():
             t.join(15)
     del LIVE[:]
+
+
+def run_cases(prefix, cases, seed0, wanted, cleanup):
+    """
+    Run each (name, fn) of cases that wanted(name) selects as fn(seed),
+    printing "ok - PREFIX/NAME" or "not ok - PREFIX/NAME: reason"; after
+    each, stop its threads and call cleanup().  Returns (failed, timings).
+    """
+    failed = 0
+    timings = []
+    for i, (name, fn) in enumerate(cases):
+        if not wanted(name):
+            continue
+        full = prefix + '/' + name
+        t0 = time.monotonic()
+        seed = seed0 + 100 * i
+        log('---- %s (seed %d)' % (full, seed))
+        try:
+            fn(seed)
+            print('ok - %s' % full, flush=True)
+        except CaseFailure as e:
+            failed += 1
+            print('not ok - %s: %s' % (full, e), flush=True)
+        except Exception as e:
+            failed += 1
+            log(traceback.format_exc())
+            msg = str(e).strip().splitlines()
+            print('not ok - %s: %s: %s' % (full, type(e).__name__, msg[-1] if msg else ''), flush=True)
+        finally:
+            try:
+                stop_all()
+                cleanup()
+            except Exception as e:
+                log('cleanup after %s: %s' % (name, e))
+        timings.append((name, time.monotonic() - t0))
+        log('%s: %.1fs' % (full, timings[-1][1]))
+    return failed, timings
 
 
 class BackgroundWriter(threading.Thread):

@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from blfaults import (CaseFailure, MariaDB, Postgres, StatusMonitor, Consumer,  # noqa: E402
                       BackgroundWriter, Writer, compare, create_source, ground_truth, log,
                       require, self_check_compare, sh, short, start_source, stop_source,
-                      stop_all, summarize, wait_for, RUN)
+                      run_cases, stop_all, summarize, wait_for, RUN)
 import psycopg2  # noqa: E402
 
 MDB_PORT = int(os.environ.get('BLF_FAULTS_MARIADB_PORT', '3415'))
@@ -702,35 +702,8 @@ def main(argv):
         % (SEED, MDB_PORT, TLS_PORT, PG_PORT, TMP))
     PG.execute('CREATE EXTENSION IF NOT EXISTS binlog_fdw')
     total_t0 = time.monotonic()
-    failed = 0
-    timings = []
-    for i, (name, fn) in enumerate(CASES):
-        full = 'streaming-faults/' + name
-        if not wanted(name):
-            continue
-        t0 = time.monotonic()
-        seed = SEED + 100 * i
-        log('---- %s (seed %d)' % (full, seed))
-        try:
-            fn(seed)
-            print('ok - %s' % full, flush=True)
-        except CaseFailure as e:
-            failed += 1
-            print('not ok - %s: %s' % (full, e), flush=True)
-        except Exception as e:
-            failed += 1
-            log(traceback.format_exc())
-            msg = str(e).strip().splitlines()
-            print('not ok - %s: %s: %s' % (full, type(e).__name__, msg[-1] if msg else ''), flush=True)
-        finally:
-            try:
-                stop_all()
-                ensure_servers()
-                drop_all_sources()
-            except Exception as e:
-                log('cleanup after %s: %s' % (name, e))
-        timings.append((name, time.monotonic() - t0))
-        log('%s: %.1fs' % (full, timings[-1][1]))
+    failed, timings = run_cases('streaming-faults', CASES, SEED, wanted,
+                                lambda: (ensure_servers(), drop_all_sources()))
     if any(wanted('tls/' + c[0]) for c in TLS_MODES):
         t0 = time.monotonic()
         for full, reason in tls_cases(SEED + 1000, wanted):

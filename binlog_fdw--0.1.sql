@@ -138,6 +138,21 @@ CREATE FUNCTION get_json(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_get_json' LANGUAGE C;
 
+-- a batch as one row: its changes as JSON lines (one object per change,
+-- the keys of get()'s columns, nulls left out) in one text value; no row
+-- per change, no jsonb (the fastest way to ship changes to a client)
+CREATE FUNCTION get_jsonl(
+    server text,
+    max_changes integer DEFAULT 1000,
+    timeout_ms integer DEFAULT 0,
+    OUT batch_id bigint,
+    OUT first_seq bigint,
+    OUT last_seq bigint,
+    OUT changes integer,
+    OUT lines text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_get_jsonl' LANGUAGE C;
+
 CREATE FUNCTION ack(server text, batch_id bigint)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'binlog_fdw_ack' LANGUAGE C STRICT;
@@ -193,6 +208,7 @@ CREATE VIEW status AS SELECT * FROM status();
 -- Functions are for the roles the owner grants them to.
 REVOKE ALL ON FUNCTION start(text), stop(text), reset(text),
     get(text, integer, integer), get_json(text, integer, integer),
+    get_jsonl(text, integer, integer),
     ack(text, bigint), rollback(text, bigint), status() FROM PUBLIC;
 REVOKE ALL ON status FROM PUBLIC;
 

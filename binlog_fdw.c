@@ -15,6 +15,7 @@
 #include "utils/guc.h"
 
 #include "bl_charset.h"
+#include "blpg_consume.h"
 #include "blpg_shmem.h"
 #include "blpg_worker.h"
 
@@ -41,6 +42,30 @@ shmem_startup(void)
 	blpg_shmem_startup();
 }
 
+/* The settings that need no shared memory (also without preloading). */
+static void
+define_session_gucs(void)
+{
+	DefineCustomEnumVariable("binlog_fdw.continuous_synchronous_commit",
+							 "synchronous_commit of the continuous-mode apply workers.",
+							 "Like a subscription's synchronous_commit in PostgreSQL's logical replication: "
+							 "off by default, which is safe because the applied rows and the source position "
+							 "commit in one transaction, so a crash loses both or neither.",
+							 &blpg_continuous_synchronous_commit,
+							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.jsonl_max_bytes",
+							"Largest text of one get_jsonl() batch.",
+							"A batch whose JSON lines would be longer ends at the last transaction "
+							"boundary before that; the rest comes with the next call.",
+							&blpg_jsonl_max_bytes,
+							16 * 1024, 1, 512 * 1024,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("binlog_fdw");
+}
+
 void
 _PG_init(void)
 {
@@ -55,16 +80,7 @@ _PG_init(void)
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 	{
-		DefineCustomEnumVariable("binlog_fdw.continuous_synchronous_commit",
-							 "synchronous_commit of the continuous-mode apply workers.",
-							 "Like a subscription's synchronous_commit in PostgreSQL's logical replication: "
-							 "off by default, which is safe because the applied rows and the source position "
-							 "commit in one transaction, so a crash loses both or neither.",
-							 &blpg_continuous_synchronous_commit,
-							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-	MarkGUCPrefixReserved("binlog_fdw");
+		define_session_gucs();
 		return;
 	}
 	DefineCustomIntVariable("binlog_fdw.max_sources",
@@ -81,16 +97,7 @@ _PG_init(void)
 							16 * 1024, 64, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	DefineCustomEnumVariable("binlog_fdw.continuous_synchronous_commit",
-							 "synchronous_commit of the continuous-mode apply workers.",
-							 "Like a subscription's synchronous_commit in PostgreSQL's logical replication: "
-							 "off by default, which is safe because the applied rows and the source position "
-							 "commit in one transaction, so a crash loses both or neither.",
-							 &blpg_continuous_synchronous_commit,
-							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-	MarkGUCPrefixReserved("binlog_fdw");
+	define_session_gucs();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

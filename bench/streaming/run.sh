@@ -19,9 +19,17 @@
 # seconds of each process, peak memory, load average, CPU model) and writes
 # bench/reports/streaming-<date>.{json,md} and bench/reports/streaming.png.
 #
-# Tools: fdw-get-client, fdw-get-large, fdw-get-json-client,
-# fdw-get-json-large, mariadb-binlog, zongji, vlasky-zongji, replica-io
-# (see streaming.py).
+# Tools: fdw-get-client, fdw-get-large, fdw-jsonl-client, fdw-jsonl-large,
+# mariadb-binlog, zongji, vlasky-zongji, replica-io (the default), and
+# fdw-get-json-client, fdw-get-json-large (see streaming.py).
+#
+# Every process of the run (both MariaDB servers, PostgreSQL, the anchors
+# and the Python consumer) runs with glibc's malloc told to keep freed
+# memory (MALLOC_MMAP_THRESHOLD_=32 MB, MALLOC_TRIM_THRESHOLD_=64 MB): on
+# virtual machines a page fault costs microseconds, and a consumer that
+# gives a batch's memory back and faults it in again for the next one
+# measures the kernel.  binlog_fdw's consumer backends set the same with
+# mallopt() themselves.
 #
 # options:
 #   --runs N      timed runs per tool (default 3)
@@ -43,7 +51,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=3
-TOOLS=fdw-get-client,fdw-get-large,fdw-get-json-client,fdw-get-json-large,mariadb-binlog,zongji,vlasky-zongji,replica-io
+TOOLS=fdw-get-client,fdw-get-large,fdw-jsonl-client,fdw-jsonl-large,mariadb-binlog,zongji,vlasky-zongji,replica-io
 SMALL=0
 REGEN=0
 KEEP=0
@@ -66,6 +74,7 @@ RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
 [ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
 
 bench_deps node
+export MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=67108864
 workload_init $SMALL
 workload_ensure $REGEN
 

@@ -15,6 +15,14 @@ Tools (each reads the whole workload binlog from its first byte, best of
   fdw-get-json-client, fdw-get-json-large
                    the same two with get_json(): row images as json text
                    (the decoder's), no jsonb built or printed
+  fdw-jsonl-client binlog_fdw worker from 'earliest'; one client loops
+                   SELECT ... lines FROM binlog_fdw.get_jsonl('src', 10000,
+                   1000) + ack(): each batch reaches the client as one text
+                   value of JSON lines (fetched as bytes, lines counted)
+  fdw-jsonl-large  get_jsonl('src', 1000000, 1000) (batches of up to
+                   binlog_fdw.jsonl_max_bytes of text) + ack(), the text made
+                   in the server but not shipped: the rate of get in
+                   PostgreSQL itself
   mariadb-binlog   mariadb-binlog -R --base64-output=decode-rows --verbose
                    (read from the server, rows decoded) > /dev/null
   zongji           zongji@0.5.1, rows decoded to JS values, counted
@@ -35,14 +43,17 @@ import benchlib as B  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
+             'fdw-jsonl-client', 'fdw-jsonl-large',
              'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']
-DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
+DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-jsonl-client', 'fdw-jsonl-large',
                  'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']      # run.sh's default
 LABELS = {
     'fdw-get-client': 'binlog_fdw get+ack, 10k batches to the client',
     'fdw-get-large': 'binlog_fdw get+ack, large batches counted in the server',
     'fdw-get-json-client': 'binlog_fdw get_json+ack, 10k batches to the client',
     'fdw-get-json-large': 'binlog_fdw get_json+ack, large batches counted in the server',
+    'fdw-jsonl-client': 'binlog_fdw get_jsonl+ack, 10k batches to the client',
+    'fdw-jsonl-large': 'binlog_fdw get_jsonl+ack, large batches in the server',
     'mariadb-binlog': 'mariadb-binlog -R --verbose decode-rows',
     'zongji': 'zongji 0.5.1',
     'vlasky-zongji': '@vlasky/zongji 0.9.0',
@@ -53,6 +64,8 @@ SHORT = {
     'fdw-get-large': 'binlog_fdw\nget large, count',
     'fdw-get-json-client': 'binlog_fdw\nget_json+ack client',
     'fdw-get-json-large': 'binlog_fdw\nget_json large, count',
+    'fdw-jsonl-client': 'binlog_fdw\nget_jsonl+ack client',
+    'fdw-jsonl-large': 'binlog_fdw\nget_jsonl large',
     'mariadb-binlog': 'mariadb-binlog -R\n-v decode-rows',
     'zongji': 'zongji\n0.5.1',
     'vlasky-zongji': '@vlasky/zongji\n0.9.0',
@@ -87,6 +100,10 @@ class Bench:
         self.src_pid = B.mariadbd_pid('bsrc')
         self.repl_pid = B.mariadbd_pid('brepl')
         self.profiles = {}
+        # every change of the workload (gen_workload.py): two DDL statements,
+        # then transactions of rows_per_transaction rows, each with its
+        # BEGIN and COMMIT
+        self.expected_changes = 2 + a.expected_rows + 2 * a.expected_rows // a.rows_per_txn
 
     # ---- binlog_fdw ----
     def fdw(self, tool, profile=None):
@@ -111,8 +128,33 @@ class Bench:
                      'consumer backend': B.Perf(backend, profile + '-backend.data')}
         cur = conn.cursor()
         fn = 'get_json' if tool.startswith('fdw-get-json-') else 'get'
+        jsonl = tool.startswith('fdw-jsonl-')
+        if jsonl:
+            # the lines as bytes, as a consumer that forwards them gets them
+            import psycopg2.extensions
+            psycopg2.extensions.register_type(psycopg2.extensions.BYTES, cur)
+        changes = 0
         while total < a.expected_rows:
-            if tool.endswith('-client'):
+            if jsonl:
+                # counts every change (BEGIN, COMMIT and DDL too): the run
+                # ends with the workload's last one (Bench.expected_changes)
+                if tool == 'fdw-jsonl-client':
+                    cur.execute("SELECT batch_id, changes, lines FROM binlog_fdw.get_jsonl('src', %s, 1000)",
+                                (a.get_batch,))
+                else:
+                    cur.execute("SELECT batch_id, changes, NULL FROM binlog_fdw.get_jsonl('src', %s, 1000)",
+                                (a.get_large,))
+                row = cur.fetchone()
+                if row is None:
+                    continue
+                bid, n, lines = row
+                if lines is not None:
+                    if lines.count(b'\n') != n:
+                        raise RuntimeError('batch %d: %d lines for %d changes' % (bid, lines.count(b'\n'), n))
+                    nbytes += len(lines)
+                changes += n
+                n = a.expected_rows - total if changes >= self.expected_changes else 0
+            elif tool.endswith('-client'):
                 sink = CountSink()
                 cur.copy_expert("COPY (SELECT * FROM binlog_fdw.%s('src', %d, 1000)) TO STDOUT"
                                 % (fn, a.get_batch), sink)
@@ -158,6 +200,8 @@ class Bench:
         if total < a.expected_rows:
             out['error'] = 'only %d of %d rows after %.0f s (state %s, %s)' % (
                 total, a.expected_rows, secs, st['state'], st['error'])
+        elif jsonl and changes != self.expected_changes:
+            out['error'] = '%d changes, the workload has %d' % (changes, self.expected_changes)
         B.q(conn, "SELECT binlog_fdw.stop('src')")
         conn.close()
         return out
@@ -258,6 +302,7 @@ def main():
     tools = [t for t in a.tools.split(',') if t]
     meta = json.load(open(os.path.join(a.cache, 'meta.json')))
     nbytes = sum(f['bytes'] for f in meta['files'])
+    a.rows_per_txn = meta['workload']['rows_per_transaction']
 
     build = B.build_facts()     # now: run.sh has just (re)started PostgreSQL
     load_before = B.loadavg()
@@ -282,7 +327,8 @@ def main():
                         key=lambda t: summary[t]['rows_per_s'], default=None)
     fdw_best = summary[fdw_best_tool] if fdw_best_tool else None
     targets = []
-    for t, what in (('fdw-get-client', 'get+ack'), ('fdw-get-json-client', 'get_json+ack')):
+    for t, what in (('fdw-get-client', 'get+ack'), ('fdw-get-json-client', 'get_json+ack'),
+                    ('fdw-jsonl-client', 'get_jsonl+ack')):
         r = summary.get(t)
         if r and faster_zj:
             targets.append({'name': 'binlog_fdw %s (client) >= 3x the faster zongji' % what,
@@ -395,6 +441,11 @@ def main():
               B.fmt_int(doc['workload']['events']), doc['settings']['ring_size']), '',
           'Best of %d runs, tools interleaved round by round (order rotated). Load average %s before, '
           '%s after. %s' % (a.runs, ' '.join(load_before), ' '.join(load_after), doc['busy']), '',
+          'Every process (servers, anchors, the Python consumer) ran with MALLOC_MMAP_THRESHOLD_=%s '
+          'and MALLOC_TRIM_THRESHOLD_=%s: glibc keeps the memory it frees rather than faulting it in '
+          'again (binlog_fdw\'s consumer backends set the same with mallopt()).' % (
+              os.environ.get('MALLOC_MMAP_THRESHOLD_', 'unset'),
+              os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset')), '',
           B.table(hdr, rows, md=True), '',
           '`x zongji`: against the faster zongji of this run. CPU: user+system seconds of each process '
           'during the run (worker = binlog_fdw\'s background worker, backend = the consumer\'s '

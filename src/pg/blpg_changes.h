@@ -65,6 +65,13 @@ extern void blpg_change_iter_set_json_text(blpg_change_iter *it, bool json_text)
 /* Next change into values/nulls (BLPG_NCOLS long); false at the end. */
 extern bool blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls);
 
+/*
+ * Next change as one line of JSON appended to out (an object with the keys
+ * of the columns, nulls left out, and a newline); *boundary: the change ends
+ * a transaction (a commit or a DDL statement).  false at the end.
+ */
+extern bool blpg_change_iter_next_jsonl(blpg_change_iter *it, bl_buf *out, bool *boundary);
+
 extern void blpg_change_iter_free(blpg_change_iter *it);
 
 /*
@@ -78,6 +85,9 @@ extern Datum blpg_image_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *
 
 /* The primary key of a row as jsonb ({"col": value, ...}, absent = null). */
 extern Datum blpg_key_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *row);
+
+/* UTF-8 text as a text datum in the server encoding. */
+extern Datum blpg_text_utf8(const char *s, size_t len);
 
 /* This backend's decoder of canonical events (table maps stay cached). */
 extern bl_decoder *blpg_canonical_decoder(void);

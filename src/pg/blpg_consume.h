@@ -11,6 +11,9 @@
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 
+/* binlog_fdw.jsonl_max_bytes (kB): the longest text of a get_jsonl() batch */
+extern int	blpg_jsonl_max_bytes;
+
 /* The slot of a started source, after permission checks. */
 extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_out);
 

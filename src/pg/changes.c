@@ -5,13 +5,15 @@
  * ROWS entries hold canonical binlog events, decoded here by a decoder in
  * canonical format; its table cache makes repeated table maps cheap.  Row
  * images become jsonb values built directly (see "jsonb values" below), or,
- * in JSON text mode (get_json()), json text as the decoder writes it.  The
- * apply path does not use this file.
+ * in JSON text mode (get_json()), json text as the decoder writes it; or
+ * whole changes become lines of JSON (get_jsonl()).  The apply path does
+ * not use this file.
  */
 #include "binlog_fdw.h"
 #include "blpg_changes.h"
 
 #include "bl_charset.h"
+#include "bl_event_json.h"
 #include "bl_value_text.h"
 
 #include "catalog/pg_type.h"
@@ -68,6 +70,7 @@ struct blpg_change_iter
 
 	bl_decoder *dec;
 	bl_buf		buf;
+	bl_buf		line_entry;		/* JSON lines: the entry's fields */
 	MemoryContext cxt;			/* reset for each change */
 	MemoryContext ecxt;			/* reset for each entry */
 };
@@ -121,6 +124,7 @@ blpg_change_iter_create(StringInfo entries, uint64 first_seq, uint64 last_seq,
 		it->filter = *filter;
 	it->dec = blpg_canonical_decoder();
 	bl_buf_init(&it->buf);
+	bl_buf_init(&it->line_entry);
 	it->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw change",
 									ALLOCSET_DEFAULT_SIZES);
 	it->ecxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw change entry",
@@ -138,6 +142,7 @@ void
 blpg_change_iter_free(blpg_change_iter *it)
 {
 	bl_buf_free(&it->buf);
+	bl_buf_free(&it->line_entry);
 	MemoryContextDelete(it->cxt);
 	MemoryContextDelete(it->ecxt);
 	pfree(it);
@@ -161,8 +166,8 @@ entry_passes(blpg_change_iter *it, const blpg_entry *e, const blpg_entry_view *v
 	return true;
 }
 
-static Datum
-text_utf8(const char *s, size_t len)
+Datum
+blpg_text_utf8(const char *s, size_t len)
 {
 	char	   *conv = pg_any_to_server(s, (int) len, PG_UTF8);
 
@@ -637,7 +642,7 @@ jb_keys_build(const bl_table *t, MemoryContext parent)
 		{
 			const bl_column *c = &t->cols[t->pk[j]];
 
-			names[j] = c->name.ptr ? text_utf8(c->name.ptr, c->name.len) :
+			names[j] = c->name.ptr ? blpg_text_utf8(c->name.ptr, c->name.len) :
 				CStringGetTextDatum(psprintf("@%u", t->pk[j] + 1));
 		}
 		k->pk_columns = PointerGetDatum(construct_array(names, t->npk, TEXTOID, -1, false,
@@ -918,7 +923,7 @@ json_text_datum(bl_buf *b)
 {
 	if (bl_buf_failed(b))
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	return text_utf8(b->data, b->len);
+	return blpg_text_utf8(b->data, b->len);
 }
 
 /* The columns that are the same for all changes of the current entry. */
@@ -931,13 +936,99 @@ entry_columns(blpg_change_iter *it)
 
 	MemoryContextReset(it->ecxt);
 	old = MemoryContextSwitchTo(it->ecxt);
-	it->e_file = it->want[BLPG_COL_FILE] ? text_utf8(v->file, e->file_len) : (Datum) 0;
-	it->e_gtid = e->gtid_len && it->want[BLPG_COL_GTID] ? text_utf8(v->gtid, e->gtid_len) : (Datum) 0;
-	it->e_schema = e->schema_len ? text_utf8(v->schema, e->schema_len) : (Datum) 0;
-	it->e_table = e->table_len ? text_utf8(v->table, e->table_len) : (Datum) 0;
+	it->e_file = it->want[BLPG_COL_FILE] ? blpg_text_utf8(v->file, e->file_len) : (Datum) 0;
+	it->e_gtid = e->gtid_len && it->want[BLPG_COL_GTID] ? blpg_text_utf8(v->gtid, e->gtid_len) : (Datum) 0;
+	it->e_schema = e->schema_len ? blpg_text_utf8(v->schema, e->schema_len) : (Datum) 0;
+	it->e_table = e->table_len ? blpg_text_utf8(v->table, e->table_len) : (Datum) 0;
 	it->e_op = CStringGetTextDatum(blpg_entry_op_name(e));
 	MemoryContextSwitchTo(old);
 	it->entry_ready = true;
+}
+
+/*
+ * Move to the entry of the next change (it->e, it->seq); false at the end.
+ */
+static bool
+iter_advance(blpg_change_iter *it)
+{
+	for (;;)
+	{
+		const blpg_entry *e = it->e;
+
+		if (e != NULL && it->seq < e->seq_first + e->nchanges && it->seq <= it->last_seq)
+			return true;
+		/* next entry */
+		if (it->off >= (size_t) it->entries->len)
+			return false;
+		e = (const blpg_entry *) (it->entries->data + it->off);
+		it->off += e->total_len;
+		if (e->seq_first > it->last_seq)
+			return false;
+		it->e = e;
+		it->rows_open = false;
+		it->entry_ready = false;
+		blpg_entry_view_init(&it->v, e);
+		it->seq = Max(it->first_seq, e->seq_first);
+		if (it->filter.min_seq > it->seq)
+			it->seq = it->filter.min_seq;
+		if (it->seq >= e->seq_first + e->nchanges || !entry_passes(it, e, &it->v))
+			it->e = NULL;
+	}
+}
+
+/* The next row of the current ROWS entry; returns its table. */
+static const bl_table *
+iter_read_row(blpg_change_iter *it, bl_row *before, bl_row *after)
+{
+	bl_error	err;
+	int			rc;
+
+	memset(&err, 0, sizeof(err));
+	if (!it->rows_open)
+		open_rows(it, it->seq - it->e->seq_first);
+	rc = bl_rows_next(it->dec, &it->rows_ev.u.rows, before, after, &err);
+	if (rc != 1)
+	{
+		if (rc == 0)
+			bl_error_set(&err, BL_ERR_CORRUPT, "rows event has fewer rows than its entry counts");
+		check(-1, &err);
+	}
+	return it->rows_ev.u.rows.table;
+}
+
+/* The statement of the current DDL entry as UTF-8 text in it->buf. */
+static void
+iter_ddl_utf8(blpg_change_iter *it)
+{
+	const uint8 *p = it->v.payload;
+	uint32		dblen = (uint32) bl_load_le(p, 4);
+	const char *sql = (const char *) p + 4 + dblen;
+	size_t		sqllen = it->e->payload_len - 4 - dblen;
+	const bl_charset *cs = bl_charset_by_collation(it->e->ddl_collation);
+	bl_error	err;
+
+	/* the text was padded to 8 bytes: trim the NULs */
+	while (sqllen > 0 && sql[sqllen - 1] == '\0')
+		sqllen--;
+	bl_buf_reset(&it->buf);
+	if (cs == NULL || bl_charset_to_utf8(cs, (const uint8 *) sql, sqllen, &it->buf, &err) != 0)
+		bl_charset_to_utf8(bl_charset_by_name("utf8mb4"), (const uint8 *) sql, sqllen,
+						   &it->buf, &err);
+}
+
+/*
+ * The row whose primary key a change shows: the after image, or the before
+ * image when the after image lacks a key column (or there is none).
+ */
+static const bl_row *
+key_row(const bl_table *t, const bl_row *before, const bl_row *after)
+{
+	if (after->ncols == 0)
+		return before;
+	for (uint32 k = 0; k < t->npk; k++)
+		if (after->values[t->pk[k]].kind == BL_VAL_ABSENT)
+			return before;
+	return after;
 }
 
 bool
@@ -945,42 +1036,14 @@ blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls)
 {
 	MemoryContext old;
 
-	for (;;)
-	{
-		const blpg_entry *e = it->e;
-
-		if (e == NULL || it->seq >= e->seq_first + e->nchanges || it->seq > it->last_seq)
-		{
-			/* next entry */
-			if (it->off >= (size_t) it->entries->len)
-				return false;
-			e = (const blpg_entry *) (it->entries->data + it->off);
-			it->off += e->total_len;
-			if (e->seq_first > it->last_seq)
-				return false;
-			it->e = e;
-			it->rows_open = false;
-			it->entry_ready = false;
-			blpg_entry_view_init(&it->v, e);
-			it->seq = Max(it->first_seq, e->seq_first);
-			if (it->filter.min_seq > it->seq)
-				it->seq = it->filter.min_seq;
-			if (it->seq >= e->seq_first + e->nchanges || !entry_passes(it, e, &it->v))
-			{
-				it->e = NULL;
-				continue;
-			}
-		}
-		break;
-	}
-
+	if (!iter_advance(it))
+		return false;
 	if (!it->entry_ready)
 		entry_columns(it);
 	MemoryContextReset(it->cxt);
 	old = MemoryContextSwitchTo(it->cxt);
 	{
 		const blpg_entry *e = it->e;
-		const blpg_entry_view *v = &it->v;
 		bl_row		before,
 					after;
 
@@ -1032,41 +1095,17 @@ blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls)
 
 		if (e->kind == BLPG_ENTRY_DDL && it->want[BLPG_COL_DDL])
 		{
-			const uint8 *p = v->payload;
-			uint32		dblen = (uint32) bl_load_le(p, 4);
-			const char *sql = (const char *) p + 4 + dblen;
-			size_t		sqllen = e->payload_len - 4 - dblen;
-			const bl_charset *cs = bl_charset_by_collation(e->ddl_collation);
-			bl_error	err;
-
-			/* the text was padded to 8 bytes: trim the NULs */
-			while (sqllen > 0 && sql[sqllen - 1] == '\0')
-				sqllen--;
-			bl_buf_reset(&it->buf);
-			if (cs == NULL || bl_charset_to_utf8(cs, (const uint8 *) sql, sqllen, &it->buf, &err) != 0)
-				bl_charset_to_utf8(bl_charset_by_name("utf8mb4"), (const uint8 *) sql, sqllen,
-								   &it->buf, &err);
-			values[BLPG_COL_DDL] = text_utf8(it->buf.data, it->buf.len);
+			iter_ddl_utf8(it);
+			values[BLPG_COL_DDL] = blpg_text_utf8(it->buf.data, it->buf.len);
 			nulls[BLPG_COL_DDL] = false;
 		}
 		else if (e->kind == BLPG_ENTRY_ROWS)
 		{
-			const bl_table *t;
+			const bl_table *t = iter_read_row(it, &before, &after);
 			bl_error	err;
-			int			rc;
 			jb_keys    *keys = NULL;
 
 			memset(&err, 0, sizeof(err));
-			if (!it->rows_open)
-				open_rows(it, it->seq - e->seq_first);
-			rc = bl_rows_next(it->dec, &it->rows_ev.u.rows, &before, &after, &err);
-			if (rc != 1)
-			{
-				if (rc == 0)
-					bl_error_set(&err, BL_ERR_CORRUPT, "rows event has fewer rows than its entry counts");
-				check(-1, &err);
-			}
-			t = it->rows_ev.u.rows.table;
 			if (!it->json_text || (t->npk && it->want[BLPG_COL_PK_COLUMNS]))
 				keys = jb_keys_cached(t);
 			if (it->want[BLPG_COL_BEFORE] && before.ncols)
@@ -1104,14 +1143,8 @@ blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls)
 			}
 			if (t->npk && it->want[BLPG_COL_PRIMARY_KEY])
 			{
-				const bl_row *keyrow = after.ncols ? &after : &before;
-				bool		complete = true;
+				const bl_row *keyrow = key_row(t, &before, &after);
 
-				for (uint32 k = 0; k < t->npk; k++)
-					if (keyrow->values[t->pk[k]].kind == BL_VAL_ABSENT)
-						complete = false;
-				if (!complete)
-					keyrow = &before;
 				if (it->json_text)
 				{
 					bl_buf_reset(&it->buf);
@@ -1126,6 +1159,160 @@ blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	it->seq++;
+	return true;
+}
+
+/* ---- JSON lines ---------------------------------------------------------
+ *
+ * get_jsonl() writes a whole batch as one text value, a JSON object per
+ * change and line, with the keys of get()'s columns (nulls left out) in
+ * column order.  What is the same for every change of an entry (file,
+ * positions, times, names, op, the key's column names) is written once per
+ * entry into it->line_entry and copied into each line.
+ */
+
+static void
+jsonl_key(bl_buf *out, const char *key)
+{
+	bl_buf_append(out, ",\"", 2);
+	bl_buf_puts(out, key);
+	bl_buf_append(out, "\":", 2);
+}
+
+static void
+jsonl_str(bl_buf *out, const char *key, const char *s, size_t len)
+{
+	jsonl_key(out, key);
+	bl_json_put_str(out, s, len);
+}
+
+static void
+jsonl_u64(bl_buf *out, const char *key, uint64 v)
+{
+	jsonl_key(out, key);
+	bl_buf_put_u64(out, v);
+}
+
+/* A time of the binlog (UTC) as "YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00". */
+static void
+jsonl_time(bl_buf *out, const char *key, int64 sec, uint32 usec, int fsp)
+{
+	bl_temporal t;
+
+	jsonl_key(out, key);
+	bl_timestamp_to_temporal(sec, usec, &t);
+	bl_buf_putc(out, '"');
+	bl_temporal_to_text(BL_VAL_DATETIME, &t, fsp, 'T', out);
+	bl_buf_append(out, "+00:00\"", 7);
+}
+
+/* The fields of the current entry after "seq" (t: its table, ROWS only). */
+static void
+jsonl_entry_fields(blpg_change_iter *it, const bl_table *t)
+{
+	const blpg_entry *e = it->e;
+	const blpg_entry_view *v = &it->v;
+	bl_buf	   *out = &it->line_entry;
+
+	bl_buf_reset(out);
+	jsonl_str(out, "file", v->file, e->file_len);
+	jsonl_u64(out, "pos", e->event_pos);
+	jsonl_u64(out, "next_pos", e->event_next_pos);
+	if (e->gtid_len)
+		jsonl_str(out, "gtid", v->gtid, e->gtid_len);
+	if (e->kind == BLPG_ENTRY_COMMIT && e->xid)
+		jsonl_u64(out, "xid", e->xid);
+	if (e->commit_ts_us)
+	{
+		int64		sec = e->commit_ts_us / 1000000,
+					usec = e->commit_ts_us % 1000000;
+
+		if (usec < 0)
+		{
+			sec--;
+			usec += 1000000;
+		}
+		jsonl_time(out, "commit_time", sec, (uint32) usec, 6);
+	}
+	jsonl_time(out, "event_time", e->event_ts, 0, 0);
+	jsonl_u64(out, "server_id", e->server_id);
+	if (e->schema_len)
+		jsonl_str(out, "schema_name", v->schema, e->schema_len);
+	if (e->table_len)
+		jsonl_str(out, "table_name", v->table, e->table_len);
+	jsonl_key(out, "op");
+	bl_buf_putc(out, '"');
+	bl_buf_puts(out, blpg_entry_op_name(e));
+	bl_buf_putc(out, '"');
+	if (t && t->npk)
+	{
+		jsonl_key(out, "pk_columns");
+		bl_buf_putc(out, '[');
+		for (uint32 k = 0; k < t->npk; k++)
+		{
+			if (k)
+				bl_buf_putc(out, ',');
+			bl_column_key_json(t, t->pk[k], out);
+		}
+		bl_buf_putc(out, ']');
+	}
+	it->entry_ready = true;
+}
+
+bool
+blpg_change_iter_next_jsonl(blpg_change_iter *it, bl_buf *out, bool *boundary)
+{
+	const blpg_entry *e;
+	bl_error	err;
+
+	if (!iter_advance(it))
+		return false;
+	e = it->e;
+	memset(&err, 0, sizeof(err));
+	bl_buf_append(out, "{\"seq\":", 7);
+	bl_buf_put_u64(out, it->seq);
+	if (e->kind == BLPG_ENTRY_ROWS)
+	{
+		bl_row		before,
+					after;
+		const bl_table *t = iter_read_row(it, &before, &after);
+
+		if (!it->entry_ready)
+			jsonl_entry_fields(it, t);
+		bl_buf_append(out, it->line_entry.data, it->line_entry.len);
+		if (t->npk)
+		{
+			jsonl_key(out, "primary_key");
+			put_key_json(out, t, key_row(t, &before, &after));
+		}
+		if (before.ncols)
+		{
+			jsonl_key(out, "before");
+			check(bl_row_to_json(t, &before, NULL, out, &err), &err);
+		}
+		if (after.ncols)
+		{
+			jsonl_key(out, "after");
+			check(bl_row_to_json(t, &after, before.ncols ? &before : NULL, out, &err), &err);
+		}
+	}
+	else
+	{
+		if (!it->entry_ready)
+			jsonl_entry_fields(it, NULL);
+		bl_buf_append(out, it->line_entry.data, it->line_entry.len);
+		if (e->kind == BLPG_ENTRY_DDL)
+		{
+			iter_ddl_utf8(it);
+			jsonl_key(out, "ddl");
+			bl_json_put_str(out, it->buf.data, it->buf.len);
+		}
+	}
+	bl_buf_append(out, "}\n", 2);
+	if (bl_buf_failed(out) || bl_buf_failed(&it->line_entry))
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	*boundary = e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL;
 	it->seq++;
 	return true;
 }

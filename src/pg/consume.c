@@ -5,6 +5,8 @@
  *	  get(server, max_changes, timeout_ms)  a batch of changes, not acked
  *	  get_json(...)                         the same, row images as json
  *	                                        text instead of jsonb
+ *	  get_jsonl(...)                        a batch as one row: its changes
+ *	                                        as JSON lines in one text value
  *	  ack(server, batch_id)                 release the oldest batch and
  *	                                        record the position durably
  *	  rollback(server [, batch_id])         deliver un-acked changes again
@@ -28,21 +30,26 @@
 #include "blpg_state.h"
 #include "blpg_consume.h"
 
+#include <malloc.h>
+
 #include "access/xact.h"
 #include "catalog/pg_foreign_server.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_get);
 PG_FUNCTION_INFO_V1(binlog_fdw_get_json);
+PG_FUNCTION_INFO_V1(binlog_fdw_get_jsonl);
 PG_FUNCTION_INFO_V1(binlog_fdw_ack);
 PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
 
@@ -68,6 +75,18 @@ static StringInfoData get_buf;
 
 #define GET_BUF_KEEP (16 * 1024 * 1024)
 
+/*
+ * get_jsonl()'s text of its batch (malloc'ed), kept between calls up to
+ * JSONL_BUF_KEEP bytes (twice the largest binlog_fdw.jsonl_max_bytes
+ * that keeps it)
+ */
+static bl_buf jsonl_buf;
+
+#define JSONL_BUF_KEEP (64 * 1024 * 1024)
+
+int			blpg_jsonl_max_bytes = 16 * 1024;	/* kB */
+
+static bool shorten_batch(blpg_slot *slot, uint64 batch_id, uint64 new_last);
 static void consume_xact_callback(XactEvent event, void *arg);
 static void consume_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 									 SubTransactionId parentSubid, void *arg);
@@ -195,46 +214,72 @@ take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf
 }
 
 /*
- * get() and get_json(): take a batch and return its changes; json_text
- * gives primary_key/before/after as the decoder's json text (get_json)
- * rather than jsonb.
+ * A consumer backend allocates and frees memory of a batch's size several
+ * times per call (the copy of the entries, the tuplestore, the text of each
+ * value and of the result message).  glibc gives freed blocks above its
+ * thresholds back to the kernel (munmap, or trimming the heap top past
+ * 128 kB), so every call faulted all those pages in again, which on a
+ * virtual machine cost more than decoding the changes.  The first get in a
+ * backend tells malloc to keep up to CONSUME_MALLOC_KEEP bytes of freed
+ * memory for reuse and to serve blocks below that from the heap.
  */
-static Datum
-get_batch(FunctionCallInfo fcinfo, bool json_text)
+#define CONSUME_MALLOC_KEEP (32 * 1024 * 1024)
+
+static void
+consume_keep_freed_memory(void)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name;
-	int			max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
-	int			timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	static bool done = false;
+
+	if (done)
+		return;
+#ifdef M_TRIM_THRESHOLD
+	mallopt(M_MMAP_THRESHOLD, CONSUME_MALLOC_KEEP);
+	mallopt(M_TRIM_THRESHOLD, 2 * CONSUME_MALLOC_KEEP);
+#endif
+	done = true;
+}
+
+/* The arguments every get function takes: server, max_changes, timeout_ms. */
+static blpg_slot *
+get_args(FunctionCallInfo fcinfo, char **name, int *max_changes, int *timeout_ms)
+{
 	blpg_slot  *slot;
-	StringInfo	buf = &get_buf;
-	uint64		first = 0,
-				last = 0,
-				batch_id = 0;
-	TimestampTz deadline;
-	bool		want[BLPG_NCOLS];
-	bool		slept = false;
 
 	blpg_require_arg(fcinfo, 0, "server");
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-
-	if (max_changes < 1)
+	*name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	*max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
+	*timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	if (*max_changes < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_changes must be at least 1")));
-	slot = blpg_consumer_slot(name, NULL);
+	slot = blpg_consumer_slot(*name, NULL);
 	register_callbacks();
-	InitMaterializedSRF(fcinfo, 0);
-	if (buf->data == NULL)
+	consume_keep_freed_memory();
+	if (get_buf.data == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-		initStringInfo(buf);
+		initStringInfo(&get_buf);
 		MemoryContextSwitchTo(old);
 	}
-	resetStringInfo(buf);
-	deadline = GetCurrentTimestamp() + (TimestampTz) Max(timeout_ms, 0) * 1000;
+	resetStringInfo(&get_buf);
+	return slot;
+}
 
+/*
+ * Take the next batch into get_buf, waiting up to timeout_ms for one to be
+ * ready; returns its id (0: none came) and its first and last sequences.
+ */
+static uint64
+get_wait_batch(blpg_slot *slot, const char *name, int max_changes, int timeout_ms,
+			   uint64 *first, uint64 *last)
+{
+	TimestampTz deadline;
+	bool		slept = false;
+	uint64		batch_id = 0;
+
+	deadline = GetCurrentTimestamp() + (TimestampTz) Max(timeout_ms, 0) * 1000;
 	for (;;)
 	{
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
@@ -246,22 +291,22 @@ get_batch(FunctionCallInfo fcinfo, bool json_text)
 					 errmsg("source \"%s\" has %d batches out", name, BLPG_MAX_BATCHES),
 					 errhint("Acknowledge or roll back batches before getting more.")));
 		}
-		last = take_batch(slot, max_changes, false, buf, &first);
-		if (last >= first)
+		*last = take_batch(slot, max_changes, false, &get_buf, first);
+		if (*last >= *first)
 		{
 			blpg_batch *b = &slot->batches[slot->nbatches++];
 
 			batch_id = slot->next_batch_id++;
 			b->batch_id = batch_id;
-			b->first_seq = first;
-			b->last_seq = last;
+			b->first_seq = *first;
+			b->last_seq = *last;
 			b->owner_pid = MyProcPid;
 			b->ack_pending = false;
-			slot->get_seq = last;
-			slot->get_off = blpg_ring_find(slot, slot->get_off, last + 1);
+			slot->get_seq = *last;
+			slot->get_off = blpg_ring_find(slot, slot->get_off, *last + 1);
 		}
 		LWLockRelease(&slot->lock);
-		if (last >= first || GetCurrentTimestamp() >= deadline)
+		if (batch_id || GetCurrentTimestamp() >= deadline)
 			break;
 		if (!slept)
 		{
@@ -276,43 +321,200 @@ get_batch(FunctionCallInfo fcinfo, bool json_text)
 	}
 	if (slept)
 		ConditionVariableCancelSleep();
+	return batch_id;
+}
 
-	if (last >= first)
+/* get_buf is kept between calls, up to GET_BUF_KEEP bytes. */
+static void
+get_buf_trim(void)
+{
+	if (get_buf.maxlen > GET_BUF_KEEP)
+	{
+		pfree(get_buf.data);
+		get_buf.data = NULL;
+	}
+}
+
+/*
+ * Give the result a tuplestore that holds kb kilobytes in memory (at least
+ * work_mem, InitMaterializedSRF's size): a batch larger than work_mem would
+ * otherwise be written to a temporary file and read back, which cost more
+ * than making its rows.  The batch is in memory already anyway.
+ */
+static void
+get_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
+{
+	MemoryContext old;
+
+	if (kb <= (size_t) work_mem)
+		return;
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap(false, false,
+											  (int) Min(kb, (size_t) MAX_KILOBYTES));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * get() and get_json(): take a batch and return its changes, a row each;
+ * json_text gives primary_key/before/after as the decoder's json text
+ * (get_json) rather than jsonb.
+ */
+static Datum
+get_rows(FunctionCallInfo fcinfo, bool json_text)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name;
+	int			max_changes,
+				timeout_ms;
+	blpg_slot  *slot = get_args(fcinfo, &name, &max_changes, &timeout_ms);
+	uint64		first = 0,
+				last = 0,
+				batch_id;
+
+	InitMaterializedSRF(fcinfo, 0);
+	batch_id = get_wait_batch(slot, name, max_changes, timeout_ms, &first, &last);
+	if (batch_id)
 	{
 		blpg_change_iter *it;
 		Datum		values[BLPG_NCOLS + 1];
 		bool		nulls[BLPG_NCOLS + 1];
+		bool		want[BLPG_NCOLS];
 
 		for (int i = 0; i < BLPG_NCOLS; i++)
 			want[i] = true;
-		it = blpg_change_iter_create(buf, first, last, want, NULL);
+		/* rows take about three times the entries' size */
+		get_result_in_memory(rsinfo, (size_t) get_buf.len * 3 / 1024);
+		it = blpg_change_iter_create(&get_buf, first, last, want, NULL);
 		blpg_change_iter_set_json_text(it, json_text);
+		values[0] = Int64GetDatum((int64) batch_id);
+		nulls[0] = false;
 		while (blpg_change_iter_next(it, values + 1, nulls + 1))
-		{
-			values[0] = Int64GetDatum((int64) batch_id);
-			nulls[0] = false;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
 		blpg_change_iter_free(it);
 	}
-	if (buf->maxlen > GET_BUF_KEEP)
-	{
-		pfree(buf->data);
-		buf->data = NULL;
-	}
+	get_buf_trim();
 	return (Datum) 0;
 }
 
 Datum
 binlog_fdw_get(PG_FUNCTION_ARGS)
 {
-	return get_batch(fcinfo, false);
+	return get_rows(fcinfo, false);
 }
 
 Datum
 binlog_fdw_get_json(PG_FUNCTION_ARGS)
 {
-	return get_batch(fcinfo, true);
+	return get_rows(fcinfo, true);
+}
+
+/*
+ * The lines in jsonl_buf (after VARHDRSZ bytes left for it) as a text
+ * datum: in place when the server encoding is UTF-8 (the buffer outlives
+ * the query's use of it: the tuplestore copies it), else converted.
+ */
+static Datum
+jsonl_text_datum(void)
+{
+	char	   *lines = jsonl_buf.data + VARHDRSZ;
+	size_t		len = jsonl_buf.len - VARHDRSZ;
+
+	if (bl_buf_failed(&jsonl_buf))
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return blpg_text_utf8(lines, len);
+	(void) pg_verify_mbstr(PG_UTF8, lines, (int) len, false);
+	SET_VARSIZE(jsonl_buf.data, jsonl_buf.len);
+	return PointerGetDatum(jsonl_buf.data);
+}
+
+/*
+ * get_jsonl(): take a batch and return it as one row: its id, first and
+ * last sequence, number of changes, and the changes as JSON lines in one
+ * text value.  A batch whose text would pass binlog_fdw.jsonl_max_bytes
+ * ends at the last transaction boundary before that (or, if none, at the
+ * change that passes it); the rest comes with the next get.
+ */
+Datum
+binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name;
+	int			max_changes,
+				timeout_ms;
+	blpg_slot  *slot = get_args(fcinfo, &name, &max_changes, &timeout_ms);
+	uint64		first = 0,
+				last = 0,
+				batch_id;
+
+	InitMaterializedSRF(fcinfo, 0);
+	batch_id = get_wait_batch(slot, name, max_changes, timeout_ms, &first, &last);
+	if (batch_id)
+	{
+		blpg_change_iter *it;
+		bool		want[BLPG_NCOLS];
+		bool		boundary;
+		uint64		n = 0,
+					seq = first - 1;
+		size_t		cut_len = 0;
+		uint64		cut_n = 0,
+					cut_seq = 0;
+		size_t		max_bytes = (size_t) blpg_jsonl_max_bytes * 1024;
+		bool		may_cut = true;
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		for (int i = 0; i < BLPG_NCOLS; i++)
+			want[i] = true;
+		/* room for the text's varlena header: the datum is built in place */
+		bl_buf_reset(&jsonl_buf);
+		bl_buf_append(&jsonl_buf, "\0\0\0\0", VARHDRSZ);
+		it = blpg_change_iter_create(&get_buf, first, last, want, NULL);
+		while (blpg_change_iter_next_jsonl(it, &jsonl_buf, &boundary))
+		{
+			n++;
+			seq++;
+			if (boundary)
+			{
+				/* the batch can end here if its text gets too large */
+				cut_len = jsonl_buf.len;
+				cut_n = n;
+				cut_seq = seq;
+			}
+			if (jsonl_buf.len > max_bytes && seq < last && may_cut)
+			{
+				if (cut_n == 0)
+				{
+					/* one transaction alone is too large: a part of it */
+					cut_len = jsonl_buf.len;
+					cut_n = n;
+					cut_seq = seq;
+				}
+				if (shorten_batch(slot, batch_id, cut_seq))
+				{
+					jsonl_buf.len = cut_len;
+					n = cut_n;
+					last = cut_seq;
+					break;
+				}
+				/* another consumer took a batch since: deliver it whole */
+				may_cut = false;
+			}
+		}
+		blpg_change_iter_free(it);
+		values[0] = Int64GetDatum((int64) batch_id);
+		values[1] = Int64GetDatum((int64) first);
+		values[2] = Int64GetDatum((int64) last);
+		values[3] = Int32GetDatum((int32) n);
+		values[4] = jsonl_text_datum();
+		get_result_in_memory(rsinfo, jsonl_buf.len / 1024 + 64);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (jsonl_buf.cap > JSONL_BUF_KEEP)
+			bl_buf_free(&jsonl_buf);
+	}
+	get_buf_trim();
+	return (Datum) 0;
 }
 
 Datum
@@ -546,12 +748,13 @@ blpg_consume_rollback_own(blpg_slot *slot)
 }
 
 /*
- * Shorten the newest batch of ours to end at new_last (the changes after it
- * come again with the next take); new_last before its first change drops
- * the batch.
+ * Shorten the newest batch to end at new_last (the changes after it come
+ * again with the next take); new_last before its first change drops the
+ * batch.  false if it is not the newest (another consumer took one since)
+ * or does not end after new_last.
  */
-void
-blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last)
+static bool
+shorten_batch(blpg_slot *slot, uint64 batch_id, uint64 new_last)
 {
 	int			i;
 
@@ -560,8 +763,7 @@ blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last)
 	if (i < 0 || i != slot->nbatches - 1 || new_last >= slot->batches[i].last_seq)
 	{
 		LWLockRelease(&slot->lock);
-		elog(ERROR, "binlog_fdw: batch %llu of source \"%s\" cannot be shortened",
-			 (unsigned long long) batch_id, slot->server_name);
+		return false;
 	}
 	if (new_last < slot->batches[i].first_seq)
 		drop_batches(slot, i);
@@ -572,6 +774,15 @@ blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last)
 		slot->get_off = blpg_ring_find(slot, slot->ack_off, new_last + 1);
 	}
 	LWLockRelease(&slot->lock);
+	return true;
+}
+
+void
+blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last)
+{
+	if (!shorten_batch(slot, batch_id, new_last))
+		elog(ERROR, "binlog_fdw: batch %llu of source \"%s\" cannot be shortened",
+			 (unsigned long long) batch_id, slot->server_name);
 }
 
 /*

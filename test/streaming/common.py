@@ -244,13 +244,56 @@ def to_change(names, row):
 
 
 def get(conn, name, max_changes=1000, timeout_ms=0, fn='get'):
-    """One get() (or get_json(), fn='get_json'): the batch as a list of Change
-    (empty if nothing)."""
+    """One get() (or get_json(), fn='get_json', or get_jsonl(), fn='get_jsonl'):
+    the batch as a list of Change (empty if nothing)."""
+    if fn == 'get_jsonl':
+        return get_jsonl(conn, name, max_changes, timeout_ms)
     assert fn in ('get', 'get_json')
     with conn.cursor() as cur:
         cur.execute('SELECT %s FROM binlog_fdw.%s(%%s, %%s, %%s)' % (
             GET_JSON_COLS if fn == 'get_json' else GET_COLS, fn), (name, max_changes, timeout_ms))
         return [to_change(GET_NAMES, r) for r in cur.fetchall()]
+
+
+JSONL_INTS = ('seq', 'pos', 'next_pos', 'xid', 'server_id')
+
+
+def get_jsonl(conn, name, max_changes=1000, timeout_ms=0, sizes=None):
+    """One get_jsonl(): its lines as Change objects like get()'s rows (each
+    line's objects through jsonb, as get() shows them; times as datetimes);
+    checks the row's first_seq, last_seq and changes against the lines.
+    sizes: a list to append the text's length to."""
+    import datetime
+    with conn.cursor() as cur:
+        cur.execute('SELECT batch_id, first_seq, last_seq, changes, lines '
+                    'FROM binlog_fdw.get_jsonl(%s, %s, %s)', (name, max_changes, timeout_ms))
+        rows = cur.fetchall()
+        if not rows:
+            return []
+        check(len(rows) == 1, 'get_jsonl() returned %d rows' % len(rows))
+        batch_id, first, last, n, text = rows[0]
+        check(text.endswith('\n'), 'get_jsonl() text does not end with a newline: %s' % short(text[-80:]))
+        lines = text[:-1].split('\n')
+        check(len(lines) == n, 'get_jsonl() changes = %d, %d lines' % (n, len(lines)))
+        cur.execute('SELECT l::jsonb::text FROM unnest(%s::text[]) WITH ORDINALITY u(l, i) ORDER BY i',
+                    (lines,))
+        out = []
+        for (norm,) in cur.fetchall():
+            d = parse_json(norm)
+            c = Change((k, d.get(k)) for k in GET_NAMES)
+            c['batch_id'] = batch_id
+            for k in JSONL_INTS:
+                if c[k] is not None:
+                    c[k] = int(c[k])
+            for k in ('commit_time', 'event_time'):
+                if c[k] is not None:
+                    c[k] = datetime.datetime.fromisoformat(c[k])
+            out.append(c)
+        check(out[0].seq == first and out[-1].seq == last,
+              'get_jsonl() first_seq %d last_seq %d, lines %d..%d' % (first, last, out[0].seq, out[-1].seq))
+        if sizes is not None:
+            sizes.append((len(text.encode()), len(lines[-1].encode()) + 1))
+        return out
 
 
 def get_batches(conn, name, nchanges, max_changes=1000, timeout=30, ack=False, fn='get'):

@@ -11,13 +11,15 @@ Cases:
                         deleted; each value of get() and of a foreign table
                         compared with what MariaDB returns for the row;
                         get_json() delivers the same changes, its json the
-                        jsonb of get()
+                        jsonb of get(); get_jsonl()'s lines too
   get-ack-rollback      batch boundaries, seq without gaps, rollback (all,
                         after a partial ack), in-order acks, acks in aborted
                         transactions, transactions larger than max_changes,
                         the durable position, a session ending with batches out;
                         get_json() batches: the same boundaries and changes,
-                        acked and rolled back like get()'s
+                        acked and rolled back like get()'s; get_jsonl()'s
+                        lines the same changes, its batches cut at
+                        binlog_fdw.jsonl_max_bytes
   consumers-race        two connections get/ack concurrently: every change
                         acknowledged exactly once
   restart-exactly-once  acks up to the middle of a transaction, PostgreSQL
@@ -56,7 +58,7 @@ import psycopg2                                     # noqa: E402
 import values                                       # noqa: E402
 from common import (Deadline, Fail, GET_NAMES, MDB, MDB_DATA, MARIADB_SH, NOPRE_PORT, PGDB,  # noqa: E402
                     POSTGRES_SH, SECOND_PORT, TMP, Runner, check, drop_source, flat, get,
-                    get_batches, last_gtid, log, master_status, mdb, mx, pg, q, q1,
+                    get_batches, get_jsonl, last_gtid, log, master_status, mdb, mx, pg, q, q1,
                     short, sh, start_source, status, to_change, wait_for, wait_streaming)
 
 KEEP = os.environ.get('BLF_STREAM_KEEP') == '1'
@@ -232,6 +234,20 @@ def case_values(conn, m):
     check(not differ, '%d columns of get_json() differ from get(), first %s' % (len(differ), differ[:5]))
     got = gotj
 
+    # get_jsonl(): rolled back again, the same changes as JSON lines, every
+    # key of a line the column of get() (its objects through jsonb)
+    nb = len({c.batch_id for c in got})
+    check(rollback(conn, 'vsrc') == nb, 'rollback() after get_json() did not drop its %d batches' % nb)
+    gotl = flat(get_batches(conn, 'vsrc', nchanges, fn='get_jsonl'))
+    check([c.seq for c in gotl] == [c.seq for c in got], 'get_jsonl() and get() show other seqs')
+    differ = [(c.seq, k) for c, g in zip(gotl, got) for k in GET_NAMES if k != 'batch_id' and c[k] != g[k]]
+    for seq, k in differ[:10]:
+        log('get_jsonl() seq %d %s: %s, get(): %s' % (seq, k, short(byseq_j(gotl, seq)[k], 300),
+                                                      short(byseq_j(got, seq)[k], 300)))
+    check(not differ, '%d keys of get_jsonl() lines differ from get(), first %s' % (len(differ), differ[:5]))
+    log('get_jsonl(): %d changes, each key equal to get()\'s column' % len(gotl))
+    got = gotl
+
     # acknowledged changes leave the foreign table
     q(conn, 'SELECT binlog_fdw.ack(%s, %s)', ('vsrc', got[-1].batch_id))
     check(q1(conn, 'SELECT count(*) FROM vals_changes') == 0, 'the foreign table still shows acked changes')
@@ -326,6 +342,43 @@ def case_get_ack(conn, m):
     check(rollback(conn, 'asrc', jids[5]) == 2, 'rollback(server, batch_id) of get_json() batches 6-7')
     check(status(conn, 'asrc')['batches_out'] == 5, 'get_json() batches out after rollback from 6')
     same(get(conn, 'asrc', 1000), range(s0 + 27, s0 + total), 'get() after rolling back get_json() batches')
+
+    # 2c. get_jsonl(): the same batches as JSON lines (every line the same
+    #     change as get()'s row); with binlog_fdw.jsonl_max_bytes small, a
+    #     batch ends at the last transaction boundary before its text passes
+    #     the limit (inside a transaction larger than that, at the line that
+    #     passes it): every change still comes once, in order
+    check(rollback(conn, 'asrc') == 6, 'rollback() before get_jsonl() did not drop 6 batches')
+    lbatches = get_batches(conn, 'asrc', total, max_changes=7, fn='get_jsonl')
+    check([len(b) for b in lbatches] == sizes, 'get_jsonl() batch sizes %s, get(): %s' % (
+        [len(b) for b in lbatches], sizes))
+    same(flat(lbatches), range(s0, s0 + total), 'get_jsonl()')
+    expect_error(conn, lambda: ack(conn, 'asrc', lbatches[1]), 'cannot be acknowledged before batch',
+                 'ack of the second get_jsonl() batch first')
+    check(rollback(conn, 'asrc') == len(lbatches), 'rollback() of the get_jsonl() batches')
+    q(conn, "SET binlog_fdw.jsonl_max_bytes = '2kB'")
+    texts = []
+    capped = []
+    while sum(len(b) for b in capped) < total:
+        b = get_jsonl(conn, 'asrc', 1000, 300, sizes=texts)
+        check(b, 'get_jsonl() with jsonl_max_bytes 2kB stopped after %d changes' % sum(map(len, capped)))
+        capped.append(b)
+    q(conn, 'RESET binlog_fdw.jsonl_max_bytes')
+    same(flat(capped), range(s0, s0 + total), 'get_jsonl() with jsonl_max_bytes 2kB')
+    log('get_jsonl() batches with jsonl_max_bytes 2kB: %s' % [
+        (len(b), nbytes, b[-1].op) for b, (nbytes, _) in zip(capped, texts)])
+    check(len(capped) > 3, 'jsonl_max_bytes 2kB made only %d batches' % len(capped))
+    for b, (nbytes, lastlen) in zip(capped, texts):
+        ends = [c.op in ('commit', 'ddl') for c in b]
+        check(nbytes - lastlen <= 2048, 'a batch of %d bytes goes on after its text passed 2kB' % nbytes)
+        check(ends[-1] or not any(ends),
+              'a batch of %d bytes holds a transaction boundary and a part of the next transaction: %s' % (
+                  nbytes, txn_shape(b)))
+    check(any(not any(c.op in ('commit', 'ddl') for c in b) for b in capped),
+          'no batch is a part of the transaction larger than 2kB')
+    check(sum(1 for b in capped if b[-1].op in ('commit', 'ddl')) >= 2,
+          'fewer than two batches end at a transaction boundary')
+    check(rollback(conn, 'asrc') == len(capped), 'rollback() of the capped get_jsonl() batches')
 
     # 3. rollback after a partial ack: batch 1 acked, batches 2 and 3 come again
     rollback(conn, 'asrc')

@@ -428,11 +428,41 @@ jb_is_number(const char *s, int len)
 	return i == len;
 }
 
+/*
+ * The numeric of JSON number text s[0..len) (jb_is_number), as numeric_in
+ * makes it: integers and decimals of up to 18 digits (the decoder's
+ * DECIMAL values, mostly) from their digits as an int64 and the number of
+ * fractional digits as the scale, others by numeric_in.
+ */
 static Numeric
 jb_numeric(const char *s, int len)
 {
 	char		tmp[128];
-	char	   *z = len < (int) sizeof(tmp) ? tmp : palloc(len + 1);
+	char	   *z;
+	int64		v = 0;
+	int			digits = 0,
+				scale = -1,
+				i = s[0] == '-' ? 1 : 0;
+
+	for (; i < len; i++)
+	{
+		if (s[i] >= '0' && s[i] <= '9')
+		{
+			if (++digits > 18)
+				break;
+			v = v * 10 + (s[i] - '0');
+			if (scale >= 0)
+				scale++;
+		}
+		else if (s[i] == '.' && scale < 0)
+			scale = 0;
+		else
+			break;				/* an exponent */
+	}
+	if (i == len)
+		return int64_div_fast_to_numeric(s[0] == '-' ? -v : v, Max(scale, 0));
+
+	z = len < (int) sizeof(tmp) ? tmp : palloc(len + 1);
 
 	memcpy(z, s, len);
 	z[len] = '\0';

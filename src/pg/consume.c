@@ -77,8 +77,9 @@ static StringInfoData get_buf;
 
 /*
  * get_jsonl()'s text of its batch (malloc'ed), kept between calls up to
- * JSONL_BUF_KEEP bytes (twice the largest binlog_fdw.jsonl_max_bytes
- * that keeps it)
+ * JSONL_BUF_KEEP bytes: the buffer a batch of up to 32 MB of text grows
+ * (its size doubles), so with binlog_fdw.jsonl_max_bytes at its default of
+ * 16 MB it is always kept.
  */
 static bl_buf jsonl_buf;
 
@@ -220,8 +221,8 @@ take_batch(blpg_slot *slot, int max_changes, bool first_boundary, StringInfo buf
  * thresholds back to the kernel (munmap, or trimming the heap top past
  * 128 kB), so every call faulted all those pages in again, which on a
  * virtual machine cost more than decoding the changes.  The first get in a
- * backend tells malloc to keep up to CONSUME_MALLOC_KEEP bytes of freed
- * memory for reuse and to serve blocks below that from the heap.
+ * backend tells malloc to serve blocks up to CONSUME_MALLOC_KEEP bytes
+ * from the heap and to keep up to twice that of freed memory at its top.
  */
 #define CONSUME_MALLOC_KEEP (32 * 1024 * 1024)
 

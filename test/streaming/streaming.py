@@ -223,6 +223,16 @@ def case_values(conn, m):
     check('OUT primary_key json, OUT before json, OUT after json' in res, 'get_json() arguments: %s' % res)
     nb = len({c.batch_id for c in got})
     check(rollback(conn, 'vsrc') == nb, 'rollback() after get() did not drop its %d batches' % nb)
+
+    # every number of get()'s images is numeric_in's numeric of its text,
+    # byte for byte (decimals are built from their digits, not parsed)
+    nnum, nbad = q(conn, "SELECT count(*), count(*) FILTER (WHERE numeric_send(v::numeric) <> "
+                         "numeric_send((v::text)::numeric)) FROM binlog_fdw.get('vsrc', 100000, 1000) g, "
+                         "LATERAL (SELECT * FROM jsonb_each(g.before) UNION ALL "
+                         "SELECT * FROM jsonb_each(g.after)) e(k, v) WHERE jsonb_typeof(v) = 'number'")[0]
+    check(nnum > 0 and nbad == 0, '%d of %d numbers of get() differ from numeric_in\'s' % (nbad, nnum))
+    log('values: %d numbers of get() equal numeric_in\'s byte for byte' % nnum)
+    check(rollback(conn, 'vsrc') == 1, 'rollback() after the numbers check')
     gotj = flat(get_batches(conn, 'vsrc', nchanges, fn='get_json'))
     check([c.seq for c in gotj] == [c.seq for c in got], 'get_json() and get() show other seqs')
     check(min(c.batch_id for c in gotj) > max(c.batch_id for c in got), 'get_json() batch ids are not new')

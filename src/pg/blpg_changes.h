@@ -49,7 +49,7 @@ typedef struct blpg_change_iter blpg_change_iter;
 
 /*
  * Iterate the changes first_seq..last_seq of the entries copied into buf
- * (blpg_ring_copy).  want[col] says which columns to compute.
+ * (blpg_ring_copy).  want[col] says which columns to compute (NULL: all).
  */
 extern blpg_change_iter *blpg_change_iter_create(StringInfo entries,
 												 uint64 first_seq, uint64 last_seq,

@@ -119,7 +119,8 @@ blpg_change_iter_create(StringInfo entries, uint64 first_seq, uint64 last_seq,
 	it->entries = entries;
 	it->first_seq = first_seq;
 	it->last_seq = last_seq;
-	memcpy(it->want, want, sizeof(it->want));
+	for (int i = 0; i < BLPG_NCOLS; i++)
+		it->want[i] = want == NULL || want[i];
 	if (filter)
 		it->filter = *filter;
 	it->dec = blpg_canonical_decoder();

@@ -240,34 +240,6 @@ consume_keep_freed_memory(void)
 	done = true;
 }
 
-/* The arguments every get function takes: server, max_changes, timeout_ms. */
-static blpg_slot *
-get_args(FunctionCallInfo fcinfo, char **name, int *max_changes, int *timeout_ms)
-{
-	blpg_slot  *slot;
-
-	blpg_require_arg(fcinfo, 0, "server");
-	*name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	*max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
-	*timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
-	if (*max_changes < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_changes must be at least 1")));
-	slot = blpg_consumer_slot(*name, NULL);
-	register_callbacks();
-	consume_keep_freed_memory();
-	if (get_buf.data == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&get_buf);
-		MemoryContextSwitchTo(old);
-	}
-	resetStringInfo(&get_buf);
-	return slot;
-}
-
 /*
  * Take the next batch into get_buf, waiting up to timeout_ms for one to be
  * ready; returns its id (0: none came) and its first and last sequences.
@@ -325,6 +297,45 @@ get_wait_batch(blpg_slot *slot, const char *name, int max_changes, int timeout_m
 	return batch_id;
 }
 
+/*
+ * The start of every get function: its arguments (server, max_changes,
+ * timeout_ms), the result's tuplestore, and the next batch taken into
+ * get_buf, waited for up to timeout_ms.  Returns the batch's id (0: none
+ * came), its first and last sequences, and the source's slot.
+ */
+static uint64
+get_begin(FunctionCallInfo fcinfo, blpg_slot **slot_out, uint64 *first, uint64 *last)
+{
+	blpg_slot  *slot;
+	char	   *name;
+	int			max_changes,
+				timeout_ms;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
+	timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	if (max_changes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_changes must be at least 1")));
+	slot = blpg_consumer_slot(name, NULL);
+	register_callbacks();
+	consume_keep_freed_memory();
+	if (get_buf.data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&get_buf);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(&get_buf);
+	InitMaterializedSRF(fcinfo, 0);
+	*slot_out = slot;
+	*first = *last = 0;
+	return get_wait_batch(slot, name, max_changes, timeout_ms, first, last);
+}
+
 /* get_buf is kept between calls, up to GET_BUF_KEEP bytes. */
 static void
 get_buf_trim(void)
@@ -365,28 +376,20 @@ static Datum
 get_rows(FunctionCallInfo fcinfo, bool json_text)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name;
-	int			max_changes,
-				timeout_ms;
-	blpg_slot  *slot = get_args(fcinfo, &name, &max_changes, &timeout_ms);
-	uint64		first = 0,
-				last = 0,
-				batch_id;
+	blpg_slot  *slot;
+	uint64		first,
+				last;
+	uint64		batch_id = get_begin(fcinfo, &slot, &first, &last);
 
-	InitMaterializedSRF(fcinfo, 0);
-	batch_id = get_wait_batch(slot, name, max_changes, timeout_ms, &first, &last);
 	if (batch_id)
 	{
 		blpg_change_iter *it;
 		Datum		values[BLPG_NCOLS + 1];
 		bool		nulls[BLPG_NCOLS + 1];
-		bool		want[BLPG_NCOLS];
 
-		for (int i = 0; i < BLPG_NCOLS; i++)
-			want[i] = true;
 		/* rows take about three times the entries' size */
 		get_result_in_memory(rsinfo, (size_t) get_buf.len * 3 / 1024);
-		it = blpg_change_iter_create(&get_buf, first, last, want, NULL);
+		it = blpg_change_iter_create(&get_buf, first, last, NULL, NULL);
 		blpg_change_iter_set_json_text(it, json_text);
 		values[0] = Int64GetDatum((int64) batch_id);
 		nulls[0] = false;
@@ -441,20 +444,14 @@ Datum
 binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name;
-	int			max_changes,
-				timeout_ms;
-	blpg_slot  *slot = get_args(fcinfo, &name, &max_changes, &timeout_ms);
-	uint64		first = 0,
-				last = 0,
-				batch_id;
+	blpg_slot  *slot;
+	uint64		first,
+				last;
+	uint64		batch_id = get_begin(fcinfo, &slot, &first, &last);
 
-	InitMaterializedSRF(fcinfo, 0);
-	batch_id = get_wait_batch(slot, name, max_changes, timeout_ms, &first, &last);
 	if (batch_id)
 	{
 		blpg_change_iter *it;
-		bool		want[BLPG_NCOLS];
 		bool		boundary;
 		uint64		n = 0,
 					seq = first - 1;
@@ -466,12 +463,10 @@ binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
 		Datum		values[5];
 		bool		nulls[5] = {false, false, false, false, false};
 
-		for (int i = 0; i < BLPG_NCOLS; i++)
-			want[i] = true;
 		/* room for the text's varlena header: the datum is built in place */
 		bl_buf_reset(&jsonl_buf);
 		bl_buf_append(&jsonl_buf, "\0\0\0\0", VARHDRSZ);
-		it = blpg_change_iter_create(&get_buf, first, last, want, NULL);
+		it = blpg_change_iter_create(&get_buf, first, last, NULL, NULL);
 		while (blpg_change_iter_next_jsonl(it, &jsonl_buf, &boundary))
 		{
 			n++;

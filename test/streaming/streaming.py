@@ -44,8 +44,10 @@ separated subset), BLF_STREAM_KEEP=1 (leave databases and sources),
 BLF_STREAM_SECOND_PORT (3407), BLF_STREAM_NOPRE_PORT (5441).
 """
 
+import json
 import os
 import random
+import re
 import shutil
 import sys
 import threading
@@ -366,6 +368,28 @@ def case_get_ack(conn, m):
     expect_error(conn, lambda: ack(conn, 'asrc', lbatches[1]), 'cannot be acknowledged before batch',
                  'ack of the second get_jsonl() batch first')
     check(rollback(conn, 'asrc') == len(lbatches), 'rollback() of the get_jsonl() batches')
+    # the text itself: compact JSON (no spaces), keys in get()'s column
+    # order, nulls left out, times in UTC with an explicit offset
+    raw = q(conn, "SELECT lines FROM binlog_fdw.get_jsonl('asrc', 5, 300)")[0][0]
+    for line in raw.splitlines():
+        obj = json.loads(line)
+        check(line == json.dumps(obj, separators=(',', ':'), ensure_ascii=False),
+              'get_jsonl() line is not compact JSON: %s' % short(line, 400))
+        keys = list(obj)
+        check(keys == [k for k in GET_NAMES if k in obj], 'get_jsonl() keys out of order: %s' % keys)
+        check(None not in obj.values(), 'get_jsonl() line with a null: %s' % short(line, 400))
+        check({'seq', 'file', 'pos', 'next_pos', 'event_time', 'server_id', 'op'} <= set(keys),
+              'get_jsonl() line without a key every change has: %s' % keys)
+        for k in ('commit_time', 'event_time'):
+            check(k not in obj or re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00', obj[k]),
+                  'get_jsonl() %s %r' % (k, obj.get(k)))
+        if obj['op'] == 'insert':
+            check(keys[-5:] == ['table_name', 'op', 'pk_columns', 'primary_key', 'after'] and
+                  obj['pk_columns'] == ['id'] and obj['primary_key'] == {'id': obj['after']['id']},
+                  'get_jsonl() insert line: %s' % short(line, 400))
+    check([json.loads(x)['op'] for x in raw.splitlines()] == ['begin', 'insert', 'insert', 'insert', 'commit'],
+          'get_jsonl() first batch: %s' % short(raw, 600))
+    check(rollback(conn, 'asrc') == 1, 'rollback() of the raw get_jsonl() batch')
     q(conn, "SET binlog_fdw.jsonl_max_bytes = '2kB'")
     texts = []
     capped = []

@@ -3,13 +3,15 @@
 #
 # usage: bash bench/decoder/run.sh [options]
 #
-# 1. Builds (or reuses) the standard workload binlog: a throwaway MariaDB
-#    (instance "bench", port 3430) runs gen_workload.py's SQL: sbtest1 with
-#    1,000,000 rows inserted, 500,000 updated, 250,000 deleted, 100 rows per
-#    transaction; ROW format, binlog_row_metadata=FULL, binlog_row_image=FULL,
-#    CRC32 checksums.  The binlog files are cached under
-#    $BLF_RUN/bench/decoder-g<version>-.../ (never committed) and reused while
-#    the generator version and sizes match.  The instance is destroyed after.
+# 1. Builds (or reuses) the standard workload binlog (bench/lib/common.sh,
+#    shared with the streaming and apply benchmarks): a throwaway MariaDB
+#    (instance "bgen", port $BENCH_GEN_PORT) runs gen_workload.py's SQL:
+#    sbtest1 with 1,000,000 rows inserted, 500,000 updated, 250,000 deleted,
+#    100 rows per transaction; ROW format, binlog_row_metadata=FULL,
+#    binlog_row_image=FULL, CRC32 checksums.  The binlog files are cached
+#    under $BLF_RUN/bench/decoder-g<version>-.../ (never committed) and reused
+#    while the generator version and sizes match.  The instance is destroyed
+#    after.
 # 2. Times on those files, pinned to one core (taskset -c $BENCH_CPU),
 #    best of $BENCH_RUNS rounds (timeit.py: the tools interleaved A B C D A B
 #    C D, so bursts of load from other processes on a shared machine hit all
@@ -43,13 +45,12 @@
 #   --profile         always profile; --no-profile: never
 #   --runs N          timed runs per tool (default 3)
 # environment: BINLOGCAT (binary to time, default ./binlogcat), BENCH_CPU (0),
-#   BENCH_PORT (3430), BENCH_NAME (bench), BENCH_RESULTS (bench/reports),
-#   BLF_RUN (see scripts/env.sh).
+#   BENCH_GEN_PORT (3509), BENCH_RESULTS (bench/reports), BLF_RUN (see
+#   scripts/env.sh).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-. "$ROOT/scripts/env.sh"
+. "$HERE/../lib/common.sh"
 cd "$ROOT"
 
 REGEN=0
@@ -72,26 +73,10 @@ while [ $# -gt 0 ]; do
 done
 
 CPU=${BENCH_CPU:-0}
-PORT=${BENCH_PORT:-3430}
-NAME=${BENCH_NAME:-bench}
 BINLOGCAT=${BINLOGCAT:-$ROOT/binlogcat}
 RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
-GEN=$HERE/gen_workload.py
-PY=/usr/bin/python3
-
-if [ $SMALL -eq 1 ]; then
-	W_ROWS=10000 W_UPD=5000 W_DEL=2500
-	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
-else
-	W_ROWS=1000000 W_UPD=500000 W_DEL=250000
-fi
-W_TXN=100
-GEN_VERSION=$($PY "$GEN" --version)
-CACHE=$BLF_RUN/bench/decoder-g$GEN_VERSION-r$W_ROWS-u$W_UPD-d$W_DEL-t$W_TXN
-EXPECTED_ROWS=$((W_ROWS + W_UPD + W_DEL))
-
-log() { echo "bench: $*" >&2; }
-die() { log "$*"; exit 1; }
+[ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
+workload_init $SMALL
 
 # ---- tools ----------------------------------------------------------------
 apt_install() {
@@ -114,107 +99,13 @@ fi
 [ -x "$BINLOGCAT" ] || die "no binlogcat at $BINLOGCAT"
 
 # ---- 1. the workload binlog (cached) ---------------------------------------
-cache_ok() {
-	[ -r "$CACHE/meta.json" ] || return 1
-	$PY - "$CACHE" "$GEN_VERSION" <<-'EOF'
-		import json, os, sys
-		d, ver = sys.argv[1], sys.argv[2]
-		m = json.load(open(os.path.join(d, "meta.json")))
-		ok = m.get("generator_version") == ver and all(
-		    os.path.getsize(os.path.join(d, f["name"])) == f["bytes"] for f in m["files"])
-		sys.exit(0 if ok else 1)
-	EOF
-}
-
-# The instance lives in its own run directory ($BLF_RUN/bench/mdb/mariadb-bench),
-# out of reach of test/run.sh, which stops every $BLF_RUN/mariadb-* instance.
-MDB_RUN=$BLF_RUN/bench/mdb
-mdb() { BLF_RUN=$MDB_RUN BLF_LOG_DIR=$MDB_RUN/logs "$ROOT/scripts/mariadb.sh" "$@"; }
-INSTANCE_UP=0
-cleanup() {
-	if [ $INSTANCE_UP -eq 1 ]; then
-		mdb destroy --name "$NAME" >/dev/null 2>&1 || true
-	fi
-}
-trap cleanup EXIT
-
-generate() {
-	local t0 files tmp f
-	log "building the workload binlog in $CACHE (generator v$GEN_VERSION)"
-	mkdir -p "$BLF_RUN/bench"
-	chmod 755 "$BLF_RUN/bench"
-	INSTANCE_UP=1
-	mdb start --fresh --name "$NAME" --port "$PORT" -- \
-		--innodb-flush-log-at-trx-commit=0 --sync-binlog=0 \
-		--innodb-buffer-pool-size=1G --innodb-log-file-size=512M \
-		--innodb-doublewrite=0 --max-binlog-size=256M \
-		--binlog-row-event-max-size=8192 --skip-name-resolve >&2
-	sql() { mdb sql --name "$NAME" "$@"; }
-	sql -e "RESET MASTER"
-	t0=$SECONDS
-	log "running the workload (log: $MDB_RUN/workload.log)"
-	if ! $PY "$GEN" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN |
-		sql >"$MDB_RUN/workload.log" 2>&1; then
-		tail -c 600 "$MDB_RUN/workload.log" >&2
-		blf_log_tail "$MDB_RUN/mariadb-$NAME/mariadbd.log" 15
-		die "the workload failed"
-	fi
-	sql -e "FLUSH BINARY LOGS"
-	log "workload ran in $((SECONDS - t0)) s"
-	# every binlog but the last (empty, just opened by FLUSH)
-	files=$(sql -N -B -e "SHOW BINARY LOGS" | awk '{print $1}' | sed '$d')
-	[ -n "$files" ] || die "no binlog files"
-	tmp=$CACHE.tmp.$$
-	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	for f in $files; do
-		cp "$MDB_RUN/mariadb-$NAME/$f" "$tmp/"
-	done
-	mdb stop --name "$NAME" >&2
-	mdb destroy --name "$NAME" >&2
-	INSTANCE_UP=0
-
-	# counts: binlogcat --count, and mariadb-binlog's row lines
-	log "counting rows (binlogcat --count, mariadb-binlog)"
-	# shellcheck disable=SC2086
-	(cd "$tmp" && "$BINLOGCAT" --count --no-follow --quiet $files) >"$tmp/count.json"
-	# shellcheck disable=SC2086
-	(cd "$tmp" && mariadb-binlog --no-defaults --verbose --base64-output=decode-rows $files |
-		awk '/^### INSERT INTO /{i++} /^### UPDATE /{u++} /^### DELETE FROM /{d++}
-			END {printf "{\"insert\":%d,\"update\":%d,\"delete\":%d}\n", i, u, d}') >"$tmp/mysqlbinlog-count.json"
-	$PY - "$tmp" "$GEN_VERSION" $W_ROWS $W_UPD $W_DEL $W_TXN $files <<-'EOF'
-		import json, os, sys
-		d, ver = sys.argv[1], sys.argv[2]
-		rows, upd, dele, txn = map(int, sys.argv[3:7])
-		files = sys.argv[7:]
-		cnt = json.load(open(os.path.join(d, "count.json")))
-		mb = json.load(open(os.path.join(d, "mysqlbinlog-count.json")))
-		meta = {
-		    "generator_version": ver,
-		    "workload": {"inserted": rows, "updated": upd, "deleted": dele,
-		                 "rows_per_transaction": txn},
-		    "files": [{"name": f, "bytes": os.path.getsize(os.path.join(d, f))} for f in files],
-		    "binlogcat_count": cnt,
-		    "mariadb_binlog_count": mb,
-		}
-		json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
-	EOF
-	rm -rf "$CACHE"
-	mv "$tmp" "$CACHE"
-}
-
-if [ $REGEN -eq 1 ] || ! cache_ok; then
-	generate
-else
-	log "reusing the workload binlog in $CACHE"
-fi
-
-mapfile -t FILES < <($PY -c 'import json,sys; [print(f["name"]) for f in json.load(open(sys.argv[1]))["files"]]' "$CACHE/meta.json")
+workload_ensure $REGEN
+FILES=("${WFILES[@]}")
 cd "$CACHE"
 
 # ---- 2. timings -------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/blf-bench.XXXXXX")
-trap 'cleanup; rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"' EXIT
 
 PIN=(taskset -c "$CPU")
 CMD_DECODE="$BINLOGCAT --decode-only --no-follow --quiet ${FILES[*]}"

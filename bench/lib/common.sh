@@ -1,12 +1,12 @@
-# bench/lib/common.sh -- shared set-up of the streaming and apply benchmarks
-# (bench/streaming/run.sh, bench/apply/run.sh).  Source it from a run.sh.
+# bench/lib/common.sh -- shared set-up of the benchmarks (bench/decoder/run.sh,
+# bench/streaming/run.sh, bench/apply/run.sh).  Source it from a run.sh.
 # shellcheck shell=bash disable=SC2034
 #
 # What it provides:
 #   the standard workload binlog of issue #2 (bench/decoder/gen_workload.py),
-#   cached under $BLF_RUN/bench/decoder-g<version>-r..-u..-d..-t../ exactly as
-#   bench/decoder/run.sh caches it (the two benchmarks share the files), and
-#   generated on a throwaway MariaDB when missing;
+#   cached under $BLF_RUN/bench/decoder-g<version>-r..-u..-d..-t../ (all three
+#   benchmarks read the same files), and generated on a throwaway MariaDB
+#   when missing;
 #   throwaway instances for the benchmarks, out of reach of test/run.sh, in
 #   $BENCH_INST ($BLF_RUN/bench/inst): a MariaDB source whose binlog IS the
 #   cached workload (its files copied into a fresh data directory), MariaDB
@@ -91,7 +91,6 @@ workload_cache_ok() {
 }
 
 workload_generate() {
-	# the same binlog as bench/decoder/run.sh builds (same server options)
 	local t0 files tmp f
 	log "building the workload binlog in $CACHE (generator v$GEN_VERSION)"
 	mkdir -p "$BLF_RUN/bench" "$BENCH_INST"

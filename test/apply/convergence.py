@@ -74,7 +74,7 @@ import psycopg2  # noqa: E402
 import psycopg2.extensions  # noqa: E402
 import pymysql  # noqa: E402
 
-from blfaults import (CaseFailure, MariaDB, Postgres, create_source, log,  # noqa: E402
+from blfaults import (CaseFailure, MariaDB, Postgres, create_source, ensure_up, log,  # noqa: E402
                       proc_status, require, short, start_source, wait_for, PG_SOCKET_DIR)
 from workload import (TABLE_NAMES, TypedWriter, compare_dumps, count_rows,  # noqa: E402
                       dump_mariadb, dump_postgres, self_check)
@@ -979,20 +979,6 @@ class SkipCase(Exception):
 
 # ---------------------------------------------------------------------------
 
-def ensure_servers():
-    try:
-        MDB.query('SELECT 1')
-    except Exception:
-        log('restarting MariaDB "conv"')
-        MDB.start()
-    try:
-        PG.query('SELECT 1')
-    except Exception:
-        log('restarting PostgreSQL "conv"')
-        PG.start()
-        pg_up()
-
-
 def main(argv):
     patterns = argv[1:]
 
@@ -1046,7 +1032,7 @@ def main(argv):
                   flush=True)
         finally:
             try:
-                ensure_servers()
+                ensure_up(MDB, PG)
             except Exception as e:
                 log('after %s: %s' % (name, e))
         timings.append((name, time.monotonic() - t0))

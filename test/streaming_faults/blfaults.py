@@ -630,6 +630,22 @@ class Writer:
             self.transaction(big.pop(0)[1], big_only=True)
 
 
+def ensure_up(mdb, pg, timeout=60):
+    """After a failed case: the MariaDB and PostgreSQL instances up again
+    (each started if a query fails)."""
+    try:
+        mdb.query('SELECT 1')
+    except Exception:
+        log('restarting MariaDB "%s"' % mdb.name)
+        mdb.start()
+    try:
+        pg.query('SELECT 1')
+    except Exception:
+        log('restarting PostgreSQL "%s"' % pg.name)
+        pg.start()
+        wait_for(lambda: pg.query('SELECT 1'), timeout, 'PostgreSQL to accept connections', interval=0.2)
+
+
 # threads of the running case: stop_all() ends them after a failure
 LIVE = []
 

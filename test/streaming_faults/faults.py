@@ -50,7 +50,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from blfaults import (CaseFailure, MariaDB, Postgres, StatusMonitor, Consumer,  # noqa: E402
-                      BackgroundWriter, Writer, compare, create_source, ground_truth, log,
+                      BackgroundWriter, Writer, compare, create_source, ensure_up, ground_truth, log,
                       require, self_check_compare, sh, short, start_source, stop_source,
                       run_cases, stop_all, summarize, wait_for, RUN)
 import psycopg2  # noqa: E402
@@ -73,20 +73,6 @@ def case(name):
         CASES.append((name, fn))
         return fn
     return register
-
-
-def ensure_servers():
-    """After a failed case: both instances up again."""
-    try:
-        MDB.query('SELECT 1')
-    except Exception:
-        log('restarting MariaDB "faults"')
-        MDB.start()
-    try:
-        PG.query('SELECT 1')
-    except Exception:
-        log('restarting PostgreSQL "faults"')
-        PG.start()
 
 
 def drop_all_sources():
@@ -703,7 +689,7 @@ def main(argv):
     PG.execute('CREATE EXTENSION IF NOT EXISTS binlog_fdw')
     total_t0 = time.monotonic()
     failed, timings = run_cases('streaming-faults', CASES, SEED, wanted,
-                                lambda: (ensure_servers(), drop_all_sources()))
+                                lambda: (ensure_up(MDB, PG), drop_all_sources()))
     if any(wanted('tls/' + c[0]) for c in TLS_MODES):
         t0 = time.monotonic()
         for full, reason in tls_cases(SEED + 1000, wanted):

@@ -453,11 +453,9 @@ binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
 	{
 		blpg_change_iter *it;
 		bool		boundary;
-		uint64		n = 0,
-					seq = first - 1;
+		uint64		n = 0,		/* lines written: of changes first .. first+n-1 */
+					cut_n = 0;	/* lines up to the last transaction boundary */
 		size_t		cut_len = 0;
-		uint64		cut_n = 0,
-					cut_seq = 0;
 		size_t		max_bytes = (size_t) blpg_jsonl_max_bytes * 1024;
 		bool		may_cut = true;
 		Datum		values[5];
@@ -470,28 +468,25 @@ binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
 		while (blpg_change_iter_next_jsonl(it, &jsonl_buf, &boundary))
 		{
 			n++;
-			seq++;
 			if (boundary)
 			{
 				/* the batch can end here if its text gets too large */
 				cut_len = jsonl_buf.len;
 				cut_n = n;
-				cut_seq = seq;
 			}
-			if (jsonl_buf.len > max_bytes && seq < last && may_cut)
+			if (jsonl_buf.len > max_bytes && first + n - 1 < last && may_cut)
 			{
 				if (cut_n == 0)
 				{
 					/* one transaction alone is too large: a part of it */
 					cut_len = jsonl_buf.len;
 					cut_n = n;
-					cut_seq = seq;
 				}
-				if (shorten_batch(slot, batch_id, cut_seq))
+				if (shorten_batch(slot, batch_id, first + cut_n - 1))
 				{
 					jsonl_buf.len = cut_len;
 					n = cut_n;
-					last = cut_seq;
+					last = first + n - 1;
 					break;
 				}
 				/* another consumer took a batch since: deliver it whole */

@@ -24,6 +24,8 @@
 # Environment:
 #   BLF_SKIP_INSTALL=1    do not run scripts/install-deps.sh
 #   BLF_SKIP_BUILD=1      do not run make / make install
+#   BLF_DESTDIR           make install DESTDIR=... (a private PostgreSQL tree,
+#                         with BLF_PG_BINDIR pointing into it: scripts/sandbox.sh)
 #   BLF_KEEP_SERVERS=1    leave the servers running at the end
 #   BLF_SUITES_DIR        where the suites are (default $BLF_ROOT/test/suites)
 #   BLF_SUITE_TIMEOUT     time limit per suite in seconds (default 1800)
@@ -221,7 +223,7 @@ fi
 if [ "${BLF_SKIP_BUILD:-0}" = 1 ]; then
 	say "# build: skipped (BLF_SKIP_BUILD=1)"
 else
-	if ! { make -C "$BLF_ROOT" && make -C "$BLF_ROOT" install; } \
+	if ! { make -C "$BLF_ROOT" && make -C "$BLF_ROOT" install ${BLF_DESTDIR:+DESTDIR=$BLF_DESTDIR}; } \
 		</dev/null >"$BLF_LOG_DIR/build.log" 2>&1; then
 		case_line "not ok - build: make or make install failed (logs/build.log)"
 		show_tail "$BLF_LOG_DIR/build.log"

@@ -7,7 +7,9 @@
 #   make fuzz            build the libFuzzer targets (clang)
 #
 # The decoder (src/decoder) and the MySQL source (src/source) are plain C
-# without PostgreSQL headers; the glue is binlog_fdw.c and src/pg.
+# without PostgreSQL headers; above them src/base, src/store, src/worker,
+# src/sql and src/apply are the PostgreSQL side, and binlog_fdw.c the
+# module's entry point (docs/architecture.md).
 
 MODULE_big = binlog_fdw
 EXTENSION = binlog_fdw
@@ -16,7 +18,8 @@ PGFILEDESC = "binlog_fdw - MySQL/MariaDB change data capture"
 
 DECODER_SRCS = $(sort $(wildcard src/decoder/*.c))
 SOURCE_SRCS = $(sort $(wildcard src/source/*.c))
-PGGLUE_SRCS = binlog_fdw.c $(sort $(wildcard src/pg/*.c))
+PG_PARTS = base store worker sql apply
+PGGLUE_SRCS = binlog_fdw.c $(sort $(foreach p,$(PG_PARTS),$(wildcard src/$(p)/*.c)))
 
 DECODER_OBJS = $(DECODER_SRCS:.c=.o)
 SOURCE_OBJS = $(SOURCE_SRCS:.c=.o)
@@ -26,7 +29,7 @@ MYSQL_CONFIG ?= mariadb_config
 MYSQL_CFLAGS := $(shell $(MYSQL_CONFIG) --cflags)
 MYSQL_LIBS := $(shell $(MYSQL_CONFIG) --libs)
 
-PG_CPPFLAGS = -I$(srcdir)/src/decoder -I$(srcdir)/src/source -I$(srcdir)/src/pg
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/decoder -I$(srcdir)/src/source
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # libisal: CRC32 of event checksums (bl_crc32.c)
 DECODER_LIBS = -lisal -lzstd -lz -lm
@@ -54,7 +57,7 @@ INSTALL_SHLIB = $(SHELL) $(srcdir)/scripts/install-replace.sh
 
 # PGXS tracks no header dependencies: a changed struct in a header would
 # leave objects built with its old layout (garbage fields, crashes).
-HEADERS = $(wildcard src/decoder/*.h src/source/*.h src/pg/*.h)
+HEADERS = $(wildcard src/decoder/*.h src/source/*.h $(foreach p,$(PG_PARTS),src/$(p)/*.h))
 $(OBJS) $(OBJS:.o=.bc) src/tools/binlogcat.o: $(HEADERS)
 
 all: binlogcat

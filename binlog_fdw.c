@@ -2,8 +2,9 @@
  * binlog_fdw.c
  *	  Module entry point of binlog_fdw: library load (_PG_init), where the
  *	  configuration parameters are defined, the prefix "binlog_fdw" is
- *	  reserved, and, when preloaded, shared memory is requested and the
- *	  launcher registered.
+ *	  reserved, and, when preloaded, shared memory is requested (the
+ *	  store's rings, apply's load progress) and the launcher registered.
+ *	  The one file that sees every part (src/README.md has the layout).
  */
 #include "postgres.h"
 
@@ -15,9 +16,11 @@
 #include "utils/guc.h"
 
 #include "bl_charset.h"
-#include "blpg_consume.h"
-#include "blpg_shmem.h"
-#include "blpg_worker.h"
+
+#include "apply/apply.h"
+#include "sql/sql.h"
+#include "store/store.h"
+#include "worker/worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -32,6 +35,7 @@ shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	blpg_shmem_request();
+	blpg_progress_shmem_request();
 }
 
 static void
@@ -40,6 +44,7 @@ shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	blpg_shmem_startup();
+	blpg_progress_shmem_startup();
 }
 
 /* The settings that need no shared memory (also without preloading). */

@@ -5,8 +5,8 @@
  *	  with the new durable position, so each change is applied exactly once.
  *
  * The loop takes batches of changes (whole transactions where possible),
- * applies their rows through apply_target.c and their DDL through
- * apply_ddl.c, and acknowledges each batch that ends at a transaction
+ * applies their rows through target.c and their DDL through
+ * ddl.c, and acknowledges each batch that ends at a transaction
  * boundary: the position is written in this transaction and the ring
  * space is released when it commits.  It stops at a transaction boundary
  * once max_changes or max_ms is reached, so a PostgreSQL reader never sees
@@ -18,10 +18,7 @@
  * A DDL statement is applied only as the first change of a call, so that a
  * statement that fails is the next change, the one skip_change() skips.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_changes.h"
-#include "blpg_consume.h"
+#include "apply/apply.h"
 
 #include "access/xact.h"
 #include "commands/defrem.h"
@@ -39,58 +36,6 @@ PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
 
 #define APPLY_CHUNK 20000		/* changes per batch taken from the ring */
 #define MAX_APPLY_SECONDS 86400	/* max_seconds and wait_seconds: a day at most */
-
-void
-blpg_apply_options_load(Oid serverid, blpg_apply_options *opts)
-{
-	ForeignServer *server = GetForeignServer(serverid);
-	ListCell   *lc;
-
-	memset(opts, 0, sizeof(*opts));
-	opts->conflict = BLPG_CONFLICT_ERROR;
-	opts->unmapped_error = true;
-	opts->zero_date = BLPG_ZERO_NULL;
-	opts->time_as_interval = true;
-	foreach(lc, server->options)
-	{
-		DefElem    *def = (DefElem *) lfirst(lc);
-		const char *v = defGetString(def);
-
-		if (strcmp(def->defname, "conflict") == 0)
-			opts->conflict = strcmp(v, "skip") == 0 ? BLPG_CONFLICT_SKIP :
-				strcmp(v, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
-		else if (strcmp(def->defname, "unmapped") == 0)
-			opts->unmapped_error = strcmp(v, "skip") != 0;
-		else if (strcmp(def->defname, "tinyint1_boolean") == 0)
-			opts->tinyint1_boolean = strcmp(v, "true") == 0 || strcmp(v, "on") == 0;
-		else if (strcmp(def->defname, "zero_date") == 0)
-			opts->zero_date = strcmp(v, "-infinity") == 0 ? BLPG_ZERO_NEG_INFINITY :
-				strcmp(v, "error") == 0 ? BLPG_ZERO_ERROR : BLPG_ZERO_NULL;
-		else if (strcmp(def->defname, "time_type") == 0)
-			opts->time_as_interval = strcmp(v, "time") != 0;
-		else if (strcmp(def->defname, "keyless") == 0)
-			opts->keyless_full_row = strcmp(v, "full_row") == 0;
-		else if (strcmp(def->defname, "schema_map") == 0)
-		{
-			/* "mysql_db:pg_schema,..." */
-			char	   *copy = pstrdup(v);
-			char	   *tok;
-			char	   *save;
-
-			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			{
-				char	   *colon = strchr(tok, ':');
-
-				if (colon == NULL)
-					continue;
-				*colon = '\0';
-				opts->schema_map = lappend(opts->schema_map,
-										   list_make2(makeString(pstrdup(tok)),
-													  makeString(pstrdup(colon + 1))));
-			}
-		}
-	}
-}
 
 /*
  * Apply the changes first..last of our batch, reading its entries in place

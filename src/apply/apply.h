@@ -1,13 +1,22 @@
 /*
- * blpg_apply.h
- *	  Applying MySQL changes into PostgreSQL tables: options, value
- *	  conversion, target tables, DDL translation, and the apply loop shared
- *	  by binlog_fdw.apply() and the continuous apply worker.
+ * apply.h
+ *	  Applying MySQL changes into PostgreSQL tables: the apply loop shared
+ *	  by binlog_fdw.apply() and the continuous apply worker, settings, value
+ *	  conversion, target tables, DDL translation, table mappings, the type
+ *	  mapping of the tables binlog_fdw creates, and the initial load.
+ *
+ * Files: apply.c (the loop; apply(), skip_change()), settings.c,
+ * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
+ * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
+ * sync_table()), progress.c (sync_progress).  Uses the store (it consumes
+ * changes through blpg_consume_*), the MySQL source (snapshots) and the
+ * decoder.  Shared state: the store's slots (store.h's locking rules) and
+ * the load progress area of progress.c (its own lock, see there).
  */
 #ifndef BLPG_APPLY_H
 #define BLPG_APPLY_H
 
-#include "blpg_ring.h"
+#include "store/store.h"
 
 #include "bl_decoder.h"
 
@@ -15,6 +24,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/guc.h"
 #include "utils/relcache.h"
 
 typedef enum blpg_conflict
@@ -43,9 +53,10 @@ typedef struct blpg_apply_options
 	List	   *schema_map;		/* pairs: mysql schema, pg schema */
 } blpg_apply_options;
 
+/* A source's apply settings (settings.c). */
 extern void blpg_apply_options_load(Oid serverid, blpg_apply_options *opts);
 
-/* ---- value conversion (apply_convert.c) ---- */
+/* ---- value conversion (convert.c) ---- */
 
 typedef enum blpg_conv_kind
 {
@@ -114,7 +125,7 @@ extern void blpg_apply_run(const char *server_name, int64 max_changes,
 						   int64 max_ms, int64 wait_ms,
 						   blpg_apply_result *result);
 
-/* ---- targets (apply_target.c) ---- */
+/* ---- targets (target.c) ---- */
 
 typedef struct blpg_target blpg_target;
 
@@ -144,7 +155,7 @@ extern void blpg_target_apply_row(blpg_targets *ts, blpg_target *target,
 /* Should changes of this table at this position be skipped (snapshot)? */
 extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);
 
-/* ---- DDL (apply_ddl.c) ---- */
+/* ---- DDL (ddl.c) ---- */
 
 extern void blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v,
 						   const char *server_name);
@@ -154,5 +165,35 @@ extern void blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v,
 /* Compare binlog positions: file names by their numeric suffix. */
 extern int	blpg_position_cmp(const char *file_a, uint64 pos_a,
 							  const char *file_b, uint64 pos_b);
+
+/* ---- the continuous apply worker (continuous.c) ---- */
+
+extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
+
+/* binlog_fdw.continuous_synchronous_commit (a SYNCHRONOUS_COMMIT_* value) */
+extern int	blpg_continuous_synchronous_commit;
+extern const struct config_enum_entry blpg_synchronous_commit_options[];
+
+/* ---- the type mapping (typemap.c, README "Type mapping") ---- */
+
+/*
+ * A MySQL column type as information_schema.COLUMNS.COLUMN_TYPE writes it
+ * ("int(11) unsigned", "varchar(64)", "enum('a','b')", "decimal(10,2)",
+ * "datetime(6)", "tinyint(1)") -> a PostgreSQL type name, or NULL if the
+ * type is unknown.
+ */
+extern const char *blpg_map_type(const char *column_type, const blpg_apply_options *opts);
+
+/* ---- progress of initial loads (progress.c) ---- */
+
+typedef struct blpg_progress blpg_progress;
+
+extern void blpg_progress_shmem_request(void);
+extern void blpg_progress_shmem_startup(void);
+/* A progress entry for this backend's load (NULL if all are taken). */
+extern blpg_progress *blpg_progress_begin(const char *server, const char *source,
+										  const char *target, int64 estimate);
+extern void blpg_progress_update(blpg_progress *p, int64 rows_done);
+extern void blpg_progress_end(blpg_progress *p);
 
 #endif							/* BLPG_APPLY_H */

@@ -1,5 +1,5 @@
 /*
- * apply_worker.c
+ * continuous.c
  *	  Continuous mode: a background worker per source (server option
  *	  continuous 'true') that applies changes as they arrive, one PostgreSQL
  *	  transaction per round, with the same exactly-once guarantee as
@@ -9,9 +9,7 @@
  *	  view, rolls back, and retries after a pause: the failed change stays
  *	  un-applied until the cause is fixed.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_worker.h"
+#include "apply/apply.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"
@@ -190,28 +188,4 @@ blpg_apply_worker_main(Datum main_arg)
 		}
 	}
 	proc_exit(0);
-}
-
-int
-blpg_launch_apply_worker(blpg_slot *slot)
-{
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
-	pid_t		pid = 0;
-
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_apply_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw apply %s", slot->server_name);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw apply");
-	bgw.bgw_main_arg = Int32GetDatum((int) (slot - blpg_shared->slots));
-	bgw.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-		return 0;
-	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
-		return 0;
-	return (int) pid;
 }

@@ -1,5 +1,5 @@
 /*
- * apply_convert.c
+ * convert.c
  *	  MySQL values to PostgreSQL Datums for the apply path, straight from
  *	  the decoder's typed values (no JSON on the way).  Common pairs of
  *	  MySQL kind and PostgreSQL type have direct conversions; everything
@@ -10,8 +10,7 @@
  * as UTC; TIMESTAMP values are UTC instants; zero dates follow the
  * zero_date option; TIME fits time only between 00:00:00 and 24:00:00.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
+#include "apply/apply.h"
 
 #include "bl_charset.h"
 #include "bl_decimal.h"

@@ -1,5 +1,5 @@
 /*
- * apply_ddl.c
+ * ddl.c
  *	  DDL of the source, translated into PostgreSQL and applied in order with
  *	  the rows around it, when it concerns a synced table:
  *
@@ -36,10 +36,7 @@
  * names with quotes, semicolons or spaces are applied as names, never as
  * SQL.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_state.h"
-#include "blpg_typemap.h"
+#include "apply/apply.h"
 
 #include "bl_charset.h"
 

@@ -11,9 +11,7 @@
  * the target itself are checked when changes are applied, as the role that
  * applies them.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_state.h"
+#include "apply/apply.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"

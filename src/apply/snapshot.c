@@ -12,15 +12,10 @@
  * typemap.c).  Rows stream from the source straight into COPY's machinery
  * (BeginCopyFrom with a data callback), so multi-row inserts, partition
  * routing, triggers and constraints work as with COPY.  Progress is in
- * binlog_fdw.sync_progress (rows copied / estimated) and
+ * binlog_fdw.sync_progress (rows copied / estimated, progress.c) and
  * pg_stat_progress_copy.  Everything happens in the calling transaction.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_options.h"
-#include "blpg_shmem.h"
-#include "blpg_state.h"
-#include "blpg_typemap.h"
+#include "apply/apply.h"
 
 #include "bl_mysql_snapshot.h"
 
@@ -41,82 +36,6 @@
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_snapshot);
-PG_FUNCTION_INFO_V1(binlog_fdw_sync_progress);
-
-/* ---- progress in shared memory ---- */
-
-#define MAX_PROGRESS 16
-
-typedef struct sync_progress
-{
-	int			pid;
-	char		server[NAMEDATALEN];
-	char		source[2 * NAMEDATALEN + 2];
-	char		target[2 * NAMEDATALEN + 2];
-	int64		rows_done;
-	int64		rows_estimated;
-	TimestampTz started;
-} sync_progress;
-
-static sync_progress *progress_slots(void);
-
-/* Lives at the end of binlog_fdw's shared memory (shmem.c). */
-static sync_progress *blpg_progress_area = NULL;
-
-Size
-blpg_progress_size(void)
-{
-	return sizeof(sync_progress) * MAX_PROGRESS;
-}
-
-void
-blpg_progress_attach(char *area, bool init)
-{
-	blpg_progress_area = (sync_progress *) area;
-	if (init)
-		memset(area, 0, blpg_progress_size());
-}
-
-static sync_progress *
-progress_slots(void)
-{
-	blpg_require_shmem();
-	return blpg_progress_area;
-}
-
-static sync_progress *
-progress_begin(const char *server, const char *source, const char *target, int64 estimate)
-{
-	sync_progress *slots = progress_slots();
-	sync_progress *mine = NULL;
-
-	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < MAX_PROGRESS && !mine; i++)
-		if (slots[i].pid == 0 || slots[i].pid == MyProcPid)
-			mine = &slots[i];
-	if (mine)
-	{
-		mine->pid = MyProcPid;
-		strlcpy(mine->server, server, sizeof(mine->server));
-		strlcpy(mine->source, source, sizeof(mine->source));
-		strlcpy(mine->target, target, sizeof(mine->target));
-		mine->rows_done = 0;
-		mine->rows_estimated = estimate;
-		mine->started = GetCurrentTimestamp();
-	}
-	LWLockRelease(&blpg_shared->lock);
-	return mine;
-}
-
-static void
-progress_end(sync_progress *p)
-{
-	if (p == NULL)
-		return;
-	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
-	p->pid = 0;
-	LWLockRelease(&blpg_shared->lock);
-}
 
 /* ---- the COPY data callback ---- */
 
@@ -148,7 +67,7 @@ typedef struct copy_state
 	int			line_off;
 	bool		done;
 	int64		rows;
-	sync_progress *progress;
+	blpg_progress *progress;
 	const blpg_apply_options *opts;
 	const char *source;
 } copy_state;
@@ -319,8 +238,8 @@ next_line(copy_state *cs)
 	}
 	appendStringInfoChar(&cs->line, '\n');
 	cs->rows++;
-	if (cs->progress && cs->rows % 1000 == 0)
-		cs->progress->rows_done = cs->rows;
+	if (cs->rows % 1000 == 0)
+		blpg_progress_update(cs->progress, cs->rows);
 	return true;
 }
 
@@ -474,12 +393,12 @@ run_copy(Relation rel, List *attnames, copy_state *cs)
 	PG_CATCH();
 	{
 		current_copy = NULL;
-		progress_end(cs->progress);
+		blpg_progress_end(cs->progress);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	current_copy = NULL;
-	progress_end(cs->progress);
+	blpg_progress_end(cs->progress);
 	return rows;
 }
 
@@ -726,7 +645,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	cs.opts = opts;
 	cs.source = source;
 	initStringInfo(&cs.line);
-	cs.progress = progress_begin(server_name, source, res.target, estimate);
+	cs.progress = blpg_progress_begin(server_name, source, res.target, estimate);
 	res.rows = run_copy(rel, attnames, &cs);
 	table_close(rel, NoLock);
 
@@ -944,33 +863,5 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 		}
 		break;
 	}
-	return (Datum) 0;
-}
-
-Datum
-binlog_fdw_sync_progress(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	sync_progress *slots = progress_slots();
-
-	InitMaterializedSRF(fcinfo, 0);
-	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
-	for (int i = 0; i < MAX_PROGRESS; i++)
-	{
-		Datum		values[7];
-		bool		nulls[7] = {0};
-
-		if (slots[i].pid == 0)
-			continue;
-		values[0] = Int32GetDatum(slots[i].pid);
-		values[1] = CStringGetTextDatum(slots[i].server);
-		values[2] = CStringGetTextDatum(slots[i].source);
-		values[3] = CStringGetTextDatum(slots[i].target);
-		values[4] = Int64GetDatum(slots[i].rows_done);
-		values[5] = Int64GetDatum(slots[i].rows_estimated);
-		values[6] = TimestampTzGetDatum(slots[i].started);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	LWLockRelease(&blpg_shared->lock);
 	return (Datum) 0;
 }

@@ -1,5 +1,5 @@
 /*
- * apply_target.c
+ * target.c
  *	  Target tables of the apply path: which PostgreSQL table a MySQL table
  *	  goes to, how its columns map, which key finds its rows, and the row
  *	  operations themselves through the executor's replication routines
@@ -34,9 +34,7 @@
  * error (default), skip, or overwrite (upsert), per source or per table;
  * errors name the table, the key and the binlog position.
  */
-#include "binlog_fdw.h"
-#include "blpg_apply.h"
-#include "blpg_state.h"
+#include "apply/apply.h"
 
 #include "bl_value_text.h"
 

@@ -1,6 +1,6 @@
 /*
  * typemap.c
- *	  MySQL column types to PostgreSQL types (see blpg_typemap.h).
+ *	  MySQL column types to PostgreSQL types (see apply.h).
  *
  *	  TINYINT(1)                 boolean with tinyint1_boolean, else smallint
  *	  TINYINT / SMALLINT         smallint (SMALLINT UNSIGNED: integer)
@@ -23,8 +23,7 @@
  *	  GEOMETRY and subtypes      bytea (SRID + WKB)
  *	  VECTOR(n)                  real[]
  */
-#include "binlog_fdw.h"
-#include "blpg_typemap.h"
+#include "apply/apply.h"
 
 #include "utils/builtins.h"
 

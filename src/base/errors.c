@@ -1,10 +1,10 @@
 /*
- * pg_errors.c
+ * errors.c
  *	  Decoder and source errors as PostgreSQL errors: SQLSTATE per error
  *	  class, and the context (source, binlog file, position) in the report;
  *	  arguments that must not be null.
  */
-#include "binlog_fdw.h"
+#include "base/base.h"
 
 int
 blpg_errcode(bl_errcode code)

@@ -1,6 +1,6 @@
 /*
  * hosts.c
- *	  Parsing of the "host" server option (see blpg_hosts.h): a host, or a
+ *	  Parsing of the "host" server option (see base.h): a host, or a
  *	  comma-separated list host[:port],... of servers that replicate each
  *	  other, for the worker's failover.
  *
@@ -9,8 +9,7 @@
  * ("[fe80::1%eth0]:3307").  Spaces around entries are ignored.  The same
  * host and port twice is an error (it would be tried twice per round).
  */
-#include "binlog_fdw.h"
-#include "blpg_hosts.h"
+#include "base/base.h"
 
 #define HOSTS_HINT "Expected a host name or address, or a comma-separated list host1[:port],host2[:port],... (an IPv6 address followed by a port goes in brackets: [::1]:3307)."
 

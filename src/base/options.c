@@ -1,15 +1,15 @@
 /*
  * options.c
- *	  The FDW validator of binlog_fdw and the reading of a source's
- *	  configuration: server options (where and how to connect, where to
- *	  start, what to capture), user mapping options (credentials).
+ *	  The options of binlog_fdw's foreign servers (where and how to connect,
+ *	  where to start, what to capture), user mappings (credentials) and
+ *	  foreign tables: the check of each option (for the FDW validator,
+ *	  src/sql/validator.c, and start()) and the reading of a source's
+ *	  configuration.
  *
  * Unknown options and bad values are rejected with the list of valid
  * options or the expected form, as postgres_fdw does.
  */
-#include "binlog_fdw.h"
-#include "blpg_hosts.h"
-#include "blpg_options.h"
+#include "base/base.h"
 
 #include "access/reloptions.h"
 #include "catalog/pg_foreign_server.h"
@@ -26,8 +26,6 @@
 #include "utils/timestamp.h"
 
 #include "bl_gtid_set.h"
-
-PG_FUNCTION_INFO_V1(binlog_fdw_validator);
 
 typedef struct option_def
 {
@@ -285,35 +283,6 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		if (value[0] == '\0')
 			bad_value(name, value, def->help);
 	}
-}
-
-Datum
-binlog_fdw_validator(PG_FUNCTION_ARGS)
-{
-	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
-	Oid			catalog = PG_GETARG_OID(1);
-	ListCell   *lc;
-	const char *host = NULL;
-	int			port = 3306;
-
-	foreach(lc, options)
-	{
-		DefElem    *def = (DefElem *) lfirst(lc);
-
-		blpg_check_option(def->defname, defGetString(def), catalog);
-		if (catalog == ForeignServerRelationId && strcmp(def->defname, "host") == 0)
-			host = defGetString(def);
-		else if (catalog == ForeignServerRelationId && strcmp(def->defname, "port") == 0)
-			port = atoi(defGetString(def));
-	}
-	/* "db1:3306,db1" is one server twice when the port option is 3306 */
-	if (host != NULL)
-	{
-		blpg_host  *hosts;
-
-		(void) blpg_hosts_parse(host, port, &hosts);
-	}
-	PG_RETURN_VOID();
 }
 
 blpg_source_config *

@@ -7,15 +7,12 @@
  *	  CREATE FOREIGN TABLE shop_changes (seq bigint, op text, schema_name text,
  *	      table_name text, before jsonb, after jsonb, ...) SERVER shop;
  *
- * Columns are matched by name (see blpg_changes.h); a column of another
+ * Columns are matched by name (see store.h); a column of another
  * name is an error.  Equality conditions on schema_name, table_name and op,
  * and a lower bound on seq, are checked on each entry's header before any
  * row is decoded (the conditions stay in the plan for the executor too).
  */
-#include "binlog_fdw.h"
-#include "blpg_changes.h"
-#include "blpg_consume.h"
-#include "blpg_ring.h"
+#include "sql/sql.h"
 
 #include "access/table.h"
 #include "commands/explain.h"

@@ -13,7 +13,7 @@
  * malloc/open resources; a reset callback on the query's memory context
  * releases them on success and on error alike.
  */
-#include "binlog_fdw.h"
+#include "sql/sql.h"
 
 #include "bl_charset.h"
 #include "bl_event_json.h"

@@ -3,8 +3,7 @@
  *	  binlog_fdw.status(): one row per started source, from its slot (the
  *	  binlog_fdw.status view selects it).
  */
-#include "binlog_fdw.h"
-#include "blpg_shmem.h"
+#include "sql/sql.h"
 
 #include "funcapi.h"
 #include "miscadmin.h"

@@ -1,6 +1,6 @@
 /*
  * changes.c
- *	  Changes out of ring entries, as SQL values (see blpg_changes.h).
+ *	  Changes out of ring entries, as SQL values (see store.h).
  *
  * ROWS entries hold canonical binlog events, decoded here by a decoder in
  * canonical format; its table cache makes repeated table maps cheap.  Row
@@ -9,8 +9,7 @@
  * whole changes become lines of JSON (get_jsonl()).  The apply path does
  * not use this file.
  */
-#include "binlog_fdw.h"
-#include "blpg_changes.h"
+#include "store/store.h"
 
 #include "bl_charset.h"
 #include "bl_event_json.h"

@@ -5,8 +5,7 @@
  *	  include (or there is none) and does not match exclude.  Decisions are
  *	  cached per table name.
  */
-#include "binlog_fdw.h"
-#include "blpg_filter.h"
+#include "store/store.h"
 
 #include "catalog/pg_collation.h"
 #include "mb/pg_wchar.h"

@@ -1,12 +1,11 @@
 /*
  * ring.c
- *	  A source's ring of change entries in shared memory (blpg_ring.h):
+ *	  A source's ring of change entries in shared memory (store.h):
  *	  put with backpressure, lookup by sequence, copy-out, release on ack,
  *	  and the restart position after any change.  Locking as described in
- *	  blpg_shmem.h.
+ *	  store.h.
  */
-#include "binlog_fdw.h"
-#include "blpg_ring.h"
+#include "store/store.h"
 
 #include "miscadmin.h"
 #include "pgstat.h"

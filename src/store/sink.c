@@ -1,6 +1,6 @@
 /*
  * sink.c
- *	  Decoded events to ring entries (see blpg_sink.h).
+ *	  Decoded events to ring entries (see store.h).
  *
  * Transactions.  A transaction starts at its GTID event (MySQL GTID /
  * ANONYMOUS_GTID / GTID_TAGGED, MariaDB GTID) or, in binlogs without GTIDs,
@@ -27,8 +27,7 @@
  * transaction of its own domain arriving first means the server does not
  * have it: an error, never a skip.
  */
-#include "binlog_fdw.h"
-#include "blpg_sink.h"
+#include "store/store.h"
 
 #include "bl_charset.h"
 #include "lib/stringinfo.h"

@@ -1,11 +1,10 @@
 /*
- * shmem.c
+ * slots.c
  *	  binlog_fdw's shared memory: the slot array and the rings, allocated at
- *	  server start, and slot allocation by foreign server (see blpg_shmem.h
+ *	  server start, and slot allocation by foreign server (see store.h
  *	  for the locking rules).
  */
-#include "binlog_fdw.h"
-#include "blpg_shmem.h"
+#include "store/store.h"
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -55,7 +54,6 @@ shared_size(void)
 	size = add_size(offsetof(blpg_shared_state, slots),
 					mul_size(blpg_max_sources, sizeof(blpg_slot)));
 	size = add_size(size, mul_size(blpg_max_sources, ring_bytes()));
-	size = add_size(size, blpg_progress_size());
 	return size;
 }
 
@@ -94,7 +92,6 @@ blpg_shmem_startup(void)
 		}
 	}
 	LWLockRegisterTranche(blpg_shared->tranche_id, "binlog_fdw");
-	blpg_progress_attach(rings + (Size) blpg_max_sources * ring_bytes(), !found);
 	/* every process maps the rings at the same address, but compute it */
 	for (int i = 0; i < blpg_max_sources; i++)
 		blpg_shared->slots[i].ring = rings + (Size) i * ring_bytes();

@@ -8,12 +8,9 @@
  *
  * Consumers may be unprivileged roles granted the SQL functions; the table
  * itself belongs to the extension's owner, so the writes run as that owner
- * (SECURITY_LOCAL_USERID_CHANGE), as PostgreSQL's own RI triggers do.
- * blpg_run_as_owner() serves the other tables of the extension
- * (binlog_fdw.table_mapping) the same way.
+ * (blpg_run_as_owner, src/base/owner.c).
  */
-#include "binlog_fdw.h"
-#include "blpg_state.h"
+#include "store/store.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -25,50 +22,6 @@
 #include "utils/syscache.h"
 #include "catalog/pg_class.h"
 #include "access/htup_details.h"
-
-static Oid
-state_owner(void)
-{
-	Oid			nsp = get_namespace_oid("binlog_fdw", false);
-	Oid			rel = get_relname_relid("source_state", nsp);
-	HeapTuple	tup;
-	Oid			owner;
-
-	if (!OidIsValid(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table binlog_fdw.source_state does not exist"),
-				 errhint("Is the binlog_fdw extension installed in this database?")));
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", rel);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}
-
-/* Run fn(arg) with the privileges of the state table's owner, in SPI. */
-void
-blpg_run_as_owner(void (*fn) (void *), void *arg)
-{
-	Oid			save_userid;
-	int			save_sec;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(state_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		fn(arg);
-		SPI_finish();
-	}
-	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec);
-	}
-	PG_END_TRY();
-}
 
 typedef struct state_call
 {

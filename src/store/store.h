@@ -1,37 +1,57 @@
 /*
- * blpg_shmem.h
- *	  Shared memory of binlog_fdw: one slot per started source, each with
- *	  its ring of changes, the Canal-style put/get/ack sequences, the
- *	  outstanding batches, positions and status.
+ * store.h
+ *	  The store: what a source's changes are while PostgreSQL holds them.
+ *	  One slot per started source in shared memory, each with its ring of
+ *	  change entries and Canal's put/get/ack sequences; the sink that turns
+ *	  decoded binlog events into entries (the producer side); batches,
+ *	  acknowledgements and rollbacks (the consumer side); entries read back
+ *	  as SQL values or JSON lines; and the durable position of each source
+ *	  (binlog_fdw.source_state), written in the consumer's transaction.
+ *
+ * Files: slots.c (shared memory, slot allocation), ring.c (entries),
+ * sink.c and filter.c (producer), batches.c (consumer protocol),
+ * changes.c (entries as values), state.c (durable position).
+ * Users: src/worker (produces), src/sql and src/apply (consume).
  *
  * Sizing: binlog_fdw.max_sources slots of binlog_fdw.ring_size bytes of
  * ring each, allocated at server start (shared_preload_libraries).
  *
- * Locking:
+ * Locking (the only shared state of the store; nothing else is shared):
  *   blpg_shared->lock (LWLock) protects slot allocation (in_use, serverid,
  *	 dboid) and the autostart file.
  *   slot->lock (LWLock) protects every other field of the slot.  The worker
  *	 writes entry bytes into free ring space without the lock (nobody reads
  *	 free space) and publishes them by advancing put_* under the lock.
  *	 Readers copy entries out under the lock held in shared mode, so that an
- *	 ack (exclusive) cannot free bytes that are being copied.
+ *	 ack (exclusive) cannot free bytes that are being copied.  Entries of a
+ *	 batch a backend holds stay in place until it is acknowledged or
+ *	 released, so that backend may read them without the lock.
  *   slot->put_cv is broadcast after a put (consumers waiting for changes);
  *	 slot->space_cv after acks, rollbacks and stop requests (the worker
  *	 waiting for space).
  */
-#ifndef BLPG_SHMEM_H
-#define BLPG_SHMEM_H
+#ifndef BLPG_STORE_H
+#define BLPG_STORE_H
 
 #include "postgres.h"
 
+#include <signal.h>
+
+#include "base/base.h"
+
+#include "bl_decoder.h"
+
 #include "datatype/timestamp.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
+
+/* ---- slots in shared memory (slots.c) ---- */
 
 #define BLPG_FILE_LEN		128		/* binlog file names */
 #define BLPG_GTID_LEN		256		/* a GTID or a short GTID state */
 #define BLPG_ERROR_LEN		1024
-#define BLPG_HOST_LEN		272		/* "host:port" of a source server */
 #define BLPG_MAX_BATCHES	1024	/* outstanding (un-acked) batches */
 
 typedef enum blpg_worker_state
@@ -126,7 +146,7 @@ typedef struct blpg_slot
 	TimestampTz last_error_time;
 	uint64		peak_worker_rss_kb;
 
-	/* continuous apply (apply_worker.c) */
+	/* continuous apply (src/apply/continuous.c) */
 	bool		continuous;		/* an apply worker should run */
 	int			apply_pid;
 	uint64		applied_transactions;
@@ -150,9 +170,6 @@ extern blpg_shared_state *blpg_shared;
 extern int	blpg_max_sources;
 extern int	blpg_ring_size_kb;
 
-/* Progress of initial loads (snapshot.c), after the rings. */
-extern Size blpg_progress_size(void);
-extern void blpg_progress_attach(char *area, bool init);
 
 extern void blpg_shmem_request(void);
 extern void blpg_shmem_startup(void);
@@ -165,4 +182,339 @@ extern blpg_slot *blpg_find_slot(Oid dboid, Oid serverid);
 extern blpg_slot *blpg_acquire_slot(Oid dboid, Oid serverid, const char *name);
 extern void blpg_release_slot(blpg_slot *slot);
 
-#endif							/* BLPG_SHMEM_H */
+/* ---- the ring of entries (ring.c) ---- */
+
+/*
+ * An entry holds one or more changes with consecutive sequence numbers:
+ *   BEGIN    one change: a transaction starts (GTID, commit time)
+ *   ROWS     the rows of one rows event: a canonical TABLE_MAP event and a
+ *            canonical rows event (bl_serialize.c), decoded by consumers;
+ *            rows_skip leading rows were already acknowledged
+ *   COMMIT   one change: the transaction ends (XID, end position)
+ *   DDL      one change: a statement (CREATE/ALTER/...), its own transaction
+ * Entries are 8-byte aligned; a WRAP entry fills the end of the ring when
+ * the next entry does not fit there.
+ *
+ * Every entry knows where its transaction starts (txn_file/txn_pos) and the
+ * index of its first change inside the transaction, so acknowledging up to
+ * any change gives an exact restart position: (txn start, changes to skip),
+ * or the end position after a COMMIT or DDL.
+ */
+
+typedef enum blpg_entry_kind
+{
+	BLPG_ENTRY_BEGIN = 1,
+	BLPG_ENTRY_ROWS = 2,
+	BLPG_ENTRY_COMMIT = 3,
+	BLPG_ENTRY_DDL = 4,
+	BLPG_ENTRY_WRAP = 0xFFFF
+} blpg_entry_kind;
+
+typedef struct blpg_entry
+{
+	uint32		total_len;		/* multiple of 8, header included */
+	uint16		kind;
+	uint16		op;				/* ROWS: bl_op */
+	uint64		seq_first;
+	uint32		nchanges;
+	uint32		rows_skip;		/* ROWS: leading rows not delivered */
+	uint32		server_id;
+	uint32		event_ts;		/* header timestamp */
+	uint64		event_pos;
+	uint64		event_next_pos;
+	int64		commit_ts_us;	/* of the transaction, 0 if unknown */
+	uint64		xid;			/* COMMIT */
+	uint64		txn_pos;
+	uint64		txn_change_first;	/* index in the transaction of the first
+									 * change of this entry */
+	uint16		file_len;
+	uint16		txn_file_len;
+	uint16		gtid_len;
+	uint16		gtid_state_len; /* COMMIT/DDL: state after; else before */
+	uint16		schema_len;
+	uint16		table_len;
+	uint16		ddl_collation;	/* DDL: charset of the statement text */
+	uint16		pad;
+	uint32		payload_len;	/* ROWS: table map + rows event; DDL: text */
+	uint32		tablemap_len;	/* ROWS */
+	/* then: file, txn_file, gtid, gtid_state, schema, table, payload */
+} blpg_entry;
+
+#define BLPG_ENTRY_ALIGN(n)	(((n) + 7) & ~((uint64) 7))
+
+/* Accessors of the variable part. */
+typedef struct blpg_entry_view
+{
+	const blpg_entry *e;
+	const char *file;
+	const char *txn_file;
+	const char *gtid;
+	const char *gtid_state;
+	const char *schema;
+	const char *table;
+	const uint8 *payload;
+} blpg_entry_view;
+
+extern void blpg_entry_view_init(blpg_entry_view *v, const blpg_entry *e);
+
+/* Reset: empty ring, new generation, outstanding batches invalidated. */
+extern void blpg_ring_reset(blpg_slot *slot);
+
+/*
+ * Worker: put a complete entry (len bytes, total_len set).  Waits while the
+ * ring is full; returns false if a stop or rewind was requested meanwhile.
+ * Assigns the sequence numbers.
+ */
+extern bool blpg_ring_put(blpg_slot *slot, blpg_entry *entry);
+
+/* set by the worker's SIGTERM handler: a put waiting for space gives up */
+extern volatile sig_atomic_t blpg_ring_put_cancel;
+
+/* Largest entry a ring can take. */
+extern uint64 blpg_ring_max_entry(blpg_slot *slot);
+
+/*
+ * Copy the entries that hold changes first_seq..last_seq (under the slot
+ * lock, held by the caller in any mode) into out, as a sequence of
+ * entries.  Returns the number of entries copied.
+ */
+extern int	blpg_ring_copy(blpg_slot *slot, uint64 from_off, uint64 first_seq,
+						   uint64 last_seq, StringInfo out);
+
+/*
+ * The entry at a logical offset.  Entries of a batch this backend holds
+ * stay in place until it is acknowledged or released, so they can be read
+ * without the lock.
+ */
+extern const blpg_entry *blpg_ring_entry(blpg_slot *slot, uint64 off);
+
+/* Offset of the entry holding seq, scanning from `from` (lock held). */
+extern uint64 blpg_ring_find(blpg_slot *slot, uint64 from, uint64 seq);
+
+/* Release entries up to and including change seq (lock held exclusive). */
+extern void blpg_ring_release(blpg_slot *slot, uint64 seq);
+
+/* The restart position after change seq (lock held): false if not in ring. */
+extern bool blpg_ring_position_after(blpg_slot *slot, uint64 seq,
+									 blpg_position *pos);
+
+/* ---- the durable position (state.c) ---- */
+
+/*
+ * binlog_fdw.source_state: written in the same transaction as the
+ * acknowledgement (or the applied rows), read by the worker when it starts.
+ */
+
+/* Read a server's position; false if none was ever recorded. */
+extern bool blpg_state_load(Oid serverid, blpg_position *pos);
+
+/* Record a server's position in the current transaction. */
+extern void blpg_state_save(Oid serverid, const char *server_name,
+							const blpg_position *pos);
+
+/* Forget a server's position (the next start uses its "start" option). */
+extern void blpg_state_forget(Oid serverid);
+
+/* ---- include/exclude filter (filter.c) ---- */
+
+typedef struct blpg_filter blpg_filter;
+
+/* NULL patterns mean "everything" / "nothing". */
+extern blpg_filter *blpg_filter_create(const char *include, const char *exclude);
+extern bool blpg_filter_match(blpg_filter *f, const char *schema, size_t schema_len,
+							  const char *table, size_t table_len);
+
+/* ---- the producer: decoded events into entries (sink.c) ---- */
+
+typedef struct blpg_sink blpg_sink;
+
+/*
+ * file/pos: where streaming starts.  skip: changes of the first
+ * transaction to leave out (they were
+ * acknowledged before a restart).  gtid_state: MariaDB GTID state at the
+ * start position, if known.
+ */
+extern blpg_sink *blpg_sink_create(blpg_slot *slot, blpg_filter *filter,
+								   const char *file, uint64 pos, uint64 skip,
+								   const char *gtid_state);
+
+/*
+ * Resuming by MariaDB GTID state: the skip belongs to the transaction of
+ * this GTID ("d-s-n"), the first of its domain after the state; other
+ * domains' transactions before it are passed over, and
+ * blpg_sink_restart_wanted() turns true once it is complete (a new session
+ * at the position after it gets them).  While blpg_sink_skip_pending(),
+ * that transaction was not seen yet.
+ */
+extern void blpg_sink_set_skip_gtid(blpg_sink *sink, const char *gtid);
+extern bool blpg_sink_skip_pending(blpg_sink *sink);
+extern bool blpg_sink_restart_wanted(blpg_sink *sink);
+
+/* Process one decoded event; false if a stop or rewind interrupted a put. */
+extern bool blpg_sink_event(blpg_sink *sink, bl_decoder *dec, bl_event *ev);
+
+/*
+ * Where to resume after a lost connection: the start of the open
+ * transaction and the changes of it already put (or skipped), the position
+ * after the last complete one, or where the session started if the
+ * transaction its skip belongs to was not reached.  The sink's transaction
+ * state is reset.
+ */
+extern void blpg_sink_resume_position(blpg_sink *sink, blpg_position *pos);
+
+/* Schema changes seen (DDL): callers invalidate their schema caches. */
+extern bool blpg_sink_take_ddl_seen(blpg_sink *sink);
+
+/*
+ * After transactions that put nothing (all filtered out), with none open:
+ * true, the position after them in *done, and where the last transaction
+ * that put changes ended (the durable position once everything put is
+ * acknowledged).  blpg_sink_filtered_recorded: *done is now durable.
+ */
+extern bool blpg_sink_filtered_tail(blpg_sink *s, blpg_position *done,
+									char *put_file, uint64 *put_pos);
+extern void blpg_sink_filtered_recorded(blpg_sink *s);
+
+/* ---- the consumer protocol: batches, ack, rollback (batches.c) ---- */
+
+/* The slot of a started source, after permission checks. */
+extern blpg_slot *blpg_consumer_slot(const char *name, ForeignServer **server_out);
+
+/*
+ * For get() and its variants: take the next batch into buf (a copy of its
+ * entries), waiting up to timeout_ms for one; returns its id (0: none came)
+ * and its first and last sequences.
+ */
+extern uint64 blpg_consume_get(blpg_slot *slot, int max_changes, int timeout_ms,
+							   StringInfo buf, uint64 *first, uint64 *last);
+
+/*
+ * For ack(): acknowledge the oldest outstanding batch in the current
+ * transaction (an error names an id that is unknown, being acknowledged, or
+ * not the oldest); returns its last sequence.
+ */
+extern uint64 blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server,
+									uint64 batch_id);
+
+/*
+ * For rollback(): deliver again batch_id and the batches after it, or (all)
+ * every batch not being acknowledged; returns how many batches.
+ */
+extern int	blpg_consume_rollback(blpg_slot *slot, bool all, uint64 batch_id);
+
+/*
+ * Shorten the newest batch to end at new_last (the rest comes with the next
+ * take; before its first change: the batch is dropped).  false if it is not
+ * the newest (another consumer took one since) or not longer than that.
+ */
+extern bool blpg_consume_shorten(blpg_slot *slot, uint64 batch_id, uint64 new_last);
+
+/*
+ * For the apply path: take the next changes as a batch of this backend.
+ * buf: a copy of the entries, or NULL to read them in place from
+ * *start_off (blpg_ring_entry) until the batch is acknowledged or
+ * released.  first_boundary: end at the first transaction boundary within
+ * max_changes rather than the last.
+ */
+extern bool blpg_consume_take(blpg_slot *slot, int max_changes, bool first_boundary,
+							  StringInfo buf,
+							  uint64 *first, uint64 *last, uint64 *batch_id,
+							  uint64 *start_off);
+/* Deliver again this backend's batches that are not being acknowledged. */
+extern void blpg_consume_rollback_own(blpg_slot *slot);
+/* blpg_consume_shorten, or an error. */
+extern void blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last);
+/* Release a batch's ring space before the transaction ends. */
+extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
+/* Acknowledge a batch of this backend in the current transaction. */
+extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
+							 uint64 batch_id, blpg_position *pos_out);
+
+/* ---- entries as SQL values and JSON lines (changes.c) ---- */
+
+typedef enum blpg_change_col
+{
+	BLPG_COL_SEQ,
+	BLPG_COL_FILE,
+	BLPG_COL_POS,
+	BLPG_COL_NEXT_POS,
+	BLPG_COL_GTID,
+	BLPG_COL_XID,
+	BLPG_COL_COMMIT_TIME,
+	BLPG_COL_EVENT_TIME,
+	BLPG_COL_SERVER_ID,
+	BLPG_COL_SCHEMA,
+	BLPG_COL_TABLE,
+	BLPG_COL_OP,
+	BLPG_COL_PK_COLUMNS,
+	BLPG_COL_PRIMARY_KEY,
+	BLPG_COL_BEFORE,
+	BLPG_COL_AFTER,
+	BLPG_COL_DDL,
+	BLPG_NCOLS
+} blpg_change_col;
+
+/* Column names as a foreign table over a source uses them. */
+extern const char *const blpg_change_col_names[BLPG_NCOLS];
+extern int	blpg_change_col_by_name(const char *name);
+
+/* Entry-level filter, checked before any row is decoded. */
+typedef struct blpg_change_filter
+{
+	char	   *schema;			/* NULL = any */
+	char	   *table;
+	char	   *op;
+	uint64		min_seq;		/* 0 = any */
+} blpg_change_filter;
+
+typedef struct blpg_change_iter blpg_change_iter;
+
+/*
+ * Iterate the changes first_seq..last_seq of the entries copied into buf
+ * (blpg_ring_copy).  want[col] says which columns to compute (NULL: all).
+ */
+extern blpg_change_iter *blpg_change_iter_create(StringInfo entries,
+												 uint64 first_seq, uint64 last_seq,
+												 const bool *want,
+												 const blpg_change_filter *filter);
+
+/*
+ * Images and primary keys as json text as the decoder writes it (type json,
+ * get_json()) instead of jsonb values (the default).
+ */
+extern void blpg_change_iter_set_json_text(blpg_change_iter *it, bool json_text);
+
+/* Next change into values/nulls (BLPG_NCOLS long); false at the end. */
+extern bool blpg_change_iter_next(blpg_change_iter *it, Datum *values, bool *nulls);
+
+/*
+ * Next change as one line of JSON appended to out (an object with the keys
+ * of the columns, nulls left out, and a newline); *boundary: the change ends
+ * a transaction (a commit or a DDL statement).  false at the end.
+ */
+extern bool blpg_change_iter_next_jsonl(blpg_change_iter *it, bl_buf *out, bool *boundary);
+
+extern void blpg_change_iter_free(blpg_change_iter *it);
+
+/*
+ * A row image of table t (a decoded table of dec) as a jsonb datum, the
+ * same as jsonb_in of bl_row_to_json's text, built without that text;
+ * before: the before image for partial JSON updates, or NULL.  The key
+ * order of the tables of the canonical decoder is cached.
+ */
+extern Datum blpg_image_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *row,
+							  const bl_row *before);
+
+/* The primary key of a row as jsonb ({"col": value, ...}, absent = null). */
+extern Datum blpg_key_jsonb(bl_decoder *dec, const bl_table *t, const bl_row *row);
+
+/* UTF-8 text as a text datum in the server encoding. */
+extern Datum blpg_text_utf8(const char *s, size_t len);
+
+/* This backend's decoder of canonical events (table maps stay cached). */
+extern bl_decoder *blpg_canonical_decoder(void);
+
+/* The op name of an entry (ROWS: insert/update/delete). */
+extern const char *blpg_entry_op_name(const blpg_entry *e);
+
+#endif							/* BLPG_STORE_H */

@@ -7,10 +7,7 @@
  *
  * start/stop take effect at once, not at commit (like pg_reload_conf()).
  */
-#include "binlog_fdw.h"
-#include "blpg_options.h"
-#include "blpg_state.h"
-#include "blpg_worker.h"
+#include "worker/worker.h"
 
 #include "access/xact.h"
 #include "commands/defrem.h"
@@ -222,7 +219,6 @@ blpg_guard_clear(Oid dboid, Oid serverid)
 }
 
 /* Used by the launcher: start every listed source that has no worker. */
-void		blpg_autostart_all(void);
 
 void
 blpg_autostart_all(void)
@@ -315,6 +311,34 @@ blpg_launch_worker(blpg_slot *slot, bool wait)
 		return 0;
 	}
 	if (wait && WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+		return 0;
+	return (int) pid;
+}
+
+/*
+ * The continuous apply worker of a slot (src/apply/continuous.c, started by
+ * its function's name): its pid, or 0 if it could not be started.
+ */
+int
+blpg_launch_apply_worker(blpg_slot *slot)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	pid_t		pid = 0;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_apply_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw apply %s", slot->server_name);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw apply");
+	bgw.bgw_main_arg = Int32GetDatum((int) (slot - blpg_shared->slots));
+	bgw.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+		return 0;
+	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
 		return 0;
 	return (int) pid;
 }

@@ -5,8 +5,7 @@
  *	  checks every few seconds that each of them has a worker, restarting
  *	  any that exited.
  */
-#include "binlog_fdw.h"
-#include "blpg_worker.h"
+#include "worker/worker.h"
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -16,7 +15,6 @@
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
 
-extern void blpg_autostart_all(void);
 
 void
 blpg_register_launcher(void)

@@ -1,5 +1,5 @@
 /*
- * worker.c
+ * stream.c
  *	  The streaming worker of one source: a MySQL/MariaDB replica that
  *	  decodes the binlog and puts the changes into the source's ring.
  *
@@ -28,18 +28,11 @@
  * delay.  File names and positions differ between servers, so with a host
  * list every session resumes by MariaDB GTID state (@slave_connect_state,
  * strict mode), never by file:pos; the changes of an open transaction
- * already put are skipped in the transaction of that GTID (see sink.c).
+ * already put are skipped in the transaction of that GTID (see src/store/sink.c).
  * MySQL sources with a host list are refused: their GTID sets are not
  * tracked.
  */
-#include "binlog_fdw.h"
-#include "blpg_filter.h"
-#include "blpg_hosts.h"
-#include "blpg_options.h"
-#include "blpg_ring.h"
-#include "blpg_sink.h"
-#include "blpg_state.h"
-#include "blpg_worker.h"
+#include "worker/worker.h"
 
 #include "bl_mysql_source.h"
 

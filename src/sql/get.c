@@ -1,0 +1,313 @@
+/*
+ * get.c
+ *	  Canal's get/ack/rollback in SQL, over the store's consumer protocol
+ *	  (src/store/batches.c):
+ *
+ *	  get(server, max_changes, timeout_ms)  a batch of changes, not acked
+ *	  get_json(...)                         the same, row images as json
+ *	                                        text instead of jsonb
+ *	  get_jsonl(...)                        a batch as one row: its changes
+ *	                                        as JSON lines in one text value
+ *	  ack(server, batch_id)                 release the oldest batch and
+ *	                                        record the position durably
+ *	  rollback(server [, batch_id])         deliver un-acked changes again
+ *
+ * What a batch is, and when an ack takes effect, is the store's (see
+ * batches.c); this file builds the results and keeps their buffers.
+ */
+#include "sql/sql.h"
+
+#include <malloc.h>
+
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_get);
+PG_FUNCTION_INFO_V1(binlog_fdw_get_json);
+PG_FUNCTION_INFO_V1(binlog_fdw_get_jsonl);
+PG_FUNCTION_INFO_V1(binlog_fdw_ack);
+PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
+
+/*
+ * get()'s copy of its batch, kept between calls (in TopMemoryContext) up to
+ * GET_BUF_KEEP bytes: a consumer that calls get() in a loop reuses the
+ * memory instead of faulting fresh pages in for every batch.
+ */
+static StringInfoData get_buf;
+
+#define GET_BUF_KEEP (16 * 1024 * 1024)
+
+/*
+ * get_jsonl()'s text of its batch (malloc'ed), kept between calls up to
+ * JSONL_BUF_KEEP bytes: the buffer a batch of up to 32 MB of text grows
+ * (its size doubles), so with binlog_fdw.jsonl_max_bytes at its default of
+ * 16 MB it is always kept.
+ */
+static bl_buf jsonl_buf;
+
+#define JSONL_BUF_KEEP (64 * 1024 * 1024)
+
+int			blpg_jsonl_max_bytes = 16 * 1024;	/* kB */
+
+/*
+ * A consumer backend allocates and frees memory of a batch's size several
+ * times per call (the copy of the entries, the tuplestore, the text of each
+ * value and of the result message).  glibc gives freed blocks above its
+ * thresholds back to the kernel (munmap, or trimming the heap top past
+ * 128 kB), so every call faulted all those pages in again, which on a
+ * virtual machine cost more than decoding the changes.  The first get in a
+ * backend tells malloc to serve blocks up to CONSUME_MALLOC_KEEP bytes
+ * from the heap and to keep up to twice that of freed memory at its top.
+ */
+#define CONSUME_MALLOC_KEEP (32 * 1024 * 1024)
+
+static void
+consume_keep_freed_memory(void)
+{
+	static bool done = false;
+
+	if (done)
+		return;
+#ifdef M_TRIM_THRESHOLD
+	mallopt(M_MMAP_THRESHOLD, CONSUME_MALLOC_KEEP);
+	mallopt(M_TRIM_THRESHOLD, 2 * CONSUME_MALLOC_KEEP);
+#endif
+	done = true;
+}
+
+/*
+ * The start of every get function: its arguments (server, max_changes,
+ * timeout_ms), the result's tuplestore, and the next batch taken into
+ * get_buf, waited for up to timeout_ms.  Returns the batch's id (0: none
+ * came), its first and last sequences, and the source's slot.
+ */
+static uint64
+get_begin(FunctionCallInfo fcinfo, blpg_slot **slot_out, uint64 *first, uint64 *last)
+{
+	blpg_slot  *slot;
+	char	   *name;
+	int			max_changes,
+				timeout_ms;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	max_changes = PG_ARGISNULL(1) ? 1000 : PG_GETARG_INT32(1);
+	timeout_ms = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	if (max_changes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_changes must be at least 1")));
+	slot = blpg_consumer_slot(name, NULL);
+	consume_keep_freed_memory();
+	if (get_buf.data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&get_buf);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(&get_buf);
+	InitMaterializedSRF(fcinfo, 0);
+	*slot_out = slot;
+	return blpg_consume_get(slot, max_changes, timeout_ms, &get_buf, first, last);
+}
+
+/* get_buf is kept between calls, up to GET_BUF_KEEP bytes. */
+static void
+get_buf_trim(void)
+{
+	if (get_buf.maxlen > GET_BUF_KEEP)
+	{
+		pfree(get_buf.data);
+		get_buf.data = NULL;
+	}
+}
+
+/*
+ * Give the result a tuplestore that holds kb kilobytes in memory (at least
+ * work_mem, InitMaterializedSRF's size): a batch larger than work_mem would
+ * otherwise be written to a temporary file and read back, which cost more
+ * than making its rows.  The batch is in memory already anyway.
+ */
+static void
+get_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
+{
+	MemoryContext old;
+
+	if (kb <= (size_t) work_mem)
+		return;
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap(false, false,
+											  (int) Min(kb, (size_t) MAX_KILOBYTES));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * get() and get_json(): take a batch and return its changes, a row each;
+ * json_text gives primary_key/before/after as the decoder's json text
+ * (get_json) rather than jsonb.
+ */
+static Datum
+get_rows(FunctionCallInfo fcinfo, bool json_text)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	blpg_slot  *slot;
+	uint64		first,
+				last;
+	uint64		batch_id = get_begin(fcinfo, &slot, &first, &last);
+
+	if (batch_id)
+	{
+		blpg_change_iter *it;
+		Datum		values[BLPG_NCOLS + 1];
+		bool		nulls[BLPG_NCOLS + 1];
+
+		/* rows take about three times the entries' size */
+		get_result_in_memory(rsinfo, (size_t) get_buf.len * 3 / 1024);
+		it = blpg_change_iter_create(&get_buf, first, last, NULL, NULL);
+		blpg_change_iter_set_json_text(it, json_text);
+		values[0] = Int64GetDatum((int64) batch_id);
+		nulls[0] = false;
+		while (blpg_change_iter_next(it, values + 1, nulls + 1))
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		blpg_change_iter_free(it);
+	}
+	get_buf_trim();
+	return (Datum) 0;
+}
+
+Datum
+binlog_fdw_get(PG_FUNCTION_ARGS)
+{
+	return get_rows(fcinfo, false);
+}
+
+Datum
+binlog_fdw_get_json(PG_FUNCTION_ARGS)
+{
+	return get_rows(fcinfo, true);
+}
+
+/*
+ * The lines in jsonl_buf (after VARHDRSZ bytes left for it) as a text
+ * datum: in place when the server encoding is UTF-8 (the buffer outlives
+ * the query's use of it: the tuplestore copies it), else converted.
+ */
+static Datum
+jsonl_text_datum(void)
+{
+	char	   *lines = jsonl_buf.data + VARHDRSZ;
+	size_t		len = jsonl_buf.len - VARHDRSZ;
+
+	if (bl_buf_failed(&jsonl_buf))
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return blpg_text_utf8(lines, len);
+	(void) pg_verify_mbstr(PG_UTF8, lines, (int) len, false);
+	SET_VARSIZE(jsonl_buf.data, jsonl_buf.len);
+	return PointerGetDatum(jsonl_buf.data);
+}
+
+/*
+ * get_jsonl(): take a batch and return it as one row: its id, first and
+ * last sequence, number of changes, and the changes as JSON lines in one
+ * text value.  A batch whose text would pass binlog_fdw.jsonl_max_bytes
+ * ends at the last transaction boundary before that (or, if none, at the
+ * change that passes it); the rest comes with the next get.
+ */
+Datum
+binlog_fdw_get_jsonl(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	blpg_slot  *slot;
+	uint64		first,
+				last;
+	uint64		batch_id = get_begin(fcinfo, &slot, &first, &last);
+
+	if (batch_id)
+	{
+		blpg_change_iter *it;
+		bool		boundary;
+		uint64		n = 0,		/* lines written: of changes first .. first+n-1 */
+					cut_n = 0;	/* lines up to the last transaction boundary */
+		size_t		cut_len = 0;
+		size_t		max_bytes = (size_t) blpg_jsonl_max_bytes * 1024;
+		bool		may_cut = true;
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		/* room for the text's varlena header: the datum is built in place */
+		bl_buf_reset(&jsonl_buf);
+		bl_buf_append(&jsonl_buf, "\0\0\0\0", VARHDRSZ);
+		it = blpg_change_iter_create(&get_buf, first, last, NULL, NULL);
+		while (blpg_change_iter_next_jsonl(it, &jsonl_buf, &boundary))
+		{
+			n++;
+			if (boundary)
+			{
+				/* the batch can end here if its text gets too large */
+				cut_len = jsonl_buf.len;
+				cut_n = n;
+			}
+			if (jsonl_buf.len > max_bytes && first + n - 1 < last && may_cut)
+			{
+				if (cut_n == 0)
+				{
+					/* one transaction alone is too large: a part of it */
+					cut_len = jsonl_buf.len;
+					cut_n = n;
+				}
+				if (blpg_consume_shorten(slot, batch_id, first + cut_n - 1))
+				{
+					jsonl_buf.len = cut_len;
+					n = cut_n;
+					last = first + n - 1;
+					break;
+				}
+				/* another consumer took a batch since: deliver it whole */
+				may_cut = false;
+			}
+		}
+		blpg_change_iter_free(it);
+		values[0] = Int64GetDatum((int64) batch_id);
+		values[1] = Int64GetDatum((int64) first);
+		values[2] = Int64GetDatum((int64) last);
+		values[3] = Int32GetDatum((int32) n);
+		values[4] = jsonl_text_datum();
+		get_result_in_memory(rsinfo, jsonl_buf.len / 1024 + 64);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (jsonl_buf.cap > JSONL_BUF_KEEP)
+			bl_buf_free(&jsonl_buf);
+	}
+	get_buf_trim();
+	return (Datum) 0;
+}
+
+Datum
+binlog_fdw_ack(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	uint64		batch_id = (uint64) PG_GETARG_INT64(1);
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(name, &server);
+
+	PG_RETURN_INT64((int64) blpg_consume_ack_next(slot, server, batch_id));
+}
+
+Datum
+binlog_fdw_rollback(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	blpg_slot  *slot;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	slot = blpg_consumer_slot(name, NULL);
+	PG_RETURN_INT32(blpg_consume_rollback(slot, PG_ARGISNULL(1),
+										  PG_ARGISNULL(1) ? 0 : (uint64) PG_GETARG_INT64(1)));
+}

@@ -13,7 +13,7 @@
 
 MODULE_big = binlog_fdw
 EXTENSION = binlog_fdw
-DATA = binlog_fdw--0.1.sql
+DATA = binlog_fdw--0.2.sql binlog_fdw--0.1--0.2.sql
 PGFILEDESC = "binlog_fdw - MySQL/MariaDB change data capture"
 
 DECODER_SRCS = $(sort $(wildcard src/decoder/*.c))

@@ -1,4 +1,4 @@
-/* binlog_fdw--0.1.sql: MySQL/MariaDB change data capture in PostgreSQL */
+/* binlog_fdw--0.2.sql: MySQL/MariaDB change data capture in PostgreSQL */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION binlog_fdw" to load this file. \quit

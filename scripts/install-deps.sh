@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh -- install (as root, Debian 12) every package that
-# binlog_fdw needs to build, test, fuzz and demo.  Idempotent: when all the
+# binlog_fdw needs to build, test, fuzz and demo, and (install-npm.sh) the
+# npm packages of the MySQL test source.  Idempotent: when all the
 # packages are already installed it does not touch apt at all (< 1 s).
 # apt-get update runs only when a package has no install candidate yet (fresh
 # machine with empty lists) or when an install fails on stale lists.
@@ -24,6 +25,12 @@ PACKAGES=(
 	python3 python3-pymysql python3-psycopg2
 	procps iproute2 ca-certificates
 )
+# the MySQL test source (test/mysql_source; its npm packages: install-npm.sh)
+# runs on Node.js: Debian's nodejs and npm, unless a node with npm is there
+# already (an image's nodejs that bundles npm conflicts with Debian's npm)
+if ! { command -v node >/dev/null && command -v npm >/dev/null; }; then
+	PACKAGES+=(nodejs npm)
+fi
 
 # One dpkg-query call for all packages (unknown ones are simply not listed).
 installed=" $(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PACKAGES[@]}" 2>/dev/null |
@@ -38,6 +45,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+	bash "$(dirname "${BASH_SOURCE[0]}")/install-npm.sh"
 	exit 0
 fi
 
@@ -72,4 +80,5 @@ if ! apt-get install "${APT_OPTS[@]}" "${missing[@]}"; then
 	apt-get install "${APT_OPTS[@]}" "${missing[@]}"
 fi
 
+bash "$(dirname "${BASH_SOURCE[0]}")/install-npm.sh"
 echo "install-deps: done"

@@ -19,7 +19,6 @@ struct bl_source
 	bl_source_options opts;
 	MYSQL	   *conn;
 	MARIADB_RPL *rpl;
-	MARIADB_RPL_EVENT *event;
 	bl_source_info info;
 	char		file[512];		/* binlog file of the next event */
 	uint64_t	position;		/* position after the last event */
@@ -481,7 +480,8 @@ int
 bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
 			   size_t *len, uint64_t *pos, bl_error *err)
 {
-	MARIADB_RPL_EVENT *ev;
+	unsigned long plen;
+	const uint8_t *pkt;
 	const uint8_t *raw;
 	size_t		n;
 	uint32_t	size,
@@ -494,13 +494,18 @@ bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
 		src->pending_file[0] = '\0';
 		bl_decoder_set_file(dec, src->file, strlen(src->file));
 	}
-	ev = mariadb_rpl_fetch(src->rpl, src->event);
-	if (ev == NULL)
+
+	/*
+	 * The packets are read as they come, not with mariadb_rpl_fetch():
+	 * that function parses every event itself and fails on events it does
+	 * not know (MySQL 8's TRANSACTION_PAYLOAD, PARTIAL_UPDATE_ROWS,
+	 * GTID_TAGGED, HEARTBEAT_V2) or whose optional metadata it does not
+	 * know, and such a failure leaves its error on the connection for the
+	 * end of a non-blocking dump.  Decoding is ours.
+	 */
+	plen = mysql_net_read_packet(src->conn);
+	if (plen == packet_error)
 	{
-		/* the library frees the event it was given when it fails */
-		src->event = NULL;
-		if (mysql_errno(src->conn) == 0)
-			return 0;			/* end of binlog (non-blocking dump) */
 		if (err)
 		{
 			snprintf(err->file, sizeof(err->file), "%s", src->file);
@@ -509,13 +514,16 @@ bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
 		return bl_error_set(err, BL_ERR_IO, "reading the binlog stream: %s (MySQL error %u)",
 							mysql_error(src->conn), mysql_errno(src->conn));
 	}
-	src->event = ev;
-	/* raw_data starts with the protocol's OK byte */
-	if (ev->raw_data == NULL || ev->raw_data_size < 1 + 19)
-		return bl_error_set(err, BL_ERR_CORRUPT, "replication packet of %zu bytes is too short",
-							ev->raw_data_size);
-	raw = ev->raw_data + 1;
-	n = ev->raw_data_size - 1;
+	pkt = src->conn->net.read_pos;
+	if (plen < 9 && plen >= 1 && pkt[0] == 0xFE)
+		return 0;				/* EOF: the end of the binlog (non-blocking dump) */
+	if (plen < 1 + 19 || pkt[0] != 0)
+		return bl_error_set(err, BL_ERR_CORRUPT,
+							"replication packet of %lu bytes is not an event (first byte 0x%02x)",
+							plen, plen ? pkt[0] : 0);
+	/* the packet starts with the protocol's OK byte */
+	raw = pkt + 1;
+	n = plen - 1;
 	size = (uint32_t) bl_load_le(raw + 9, 4);
 	next = (uint32_t) bl_load_le(raw + 13, 4);
 	type = raw[4];
@@ -563,8 +571,6 @@ bl_source_close(bl_source *src)
 {
 	if (src == NULL)
 		return;
-	if (src->event)
-		mariadb_free_rpl_event(src->event);
 	if (src->rpl)
 		mariadb_rpl_close(src->rpl);
 	if (src->conn)

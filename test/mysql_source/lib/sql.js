@@ -1,0 +1,319 @@
+'use strict';
+// lib/sql.js -- the statements a replica and binlog_fdw send to a MySQL
+// source, answered as MySQL 8.0 or 8.4 answers them: SELECT of system and
+// user variables (@@version, @@global.gtid_executed, @master_binlog_checksum,
+// ...), SET of user and session variables, SHOW GRANTS, SHOW BINARY LOGS,
+// SHOW BINARY LOG STATUS (8.2+) / SHOW MASTER STATUS (gone in 8.4),
+// SHOW REPLICAS (8.0.22+) / SHOW SLAVE HOSTS (gone in 8.4), privileges
+// (REPLICATION SLAVE, REPLICATION CLIENT) with MySQL's error 1227, and
+// information_schema.COLUMNS / TABLES from the instance's configured schema.
+// Anything else is a syntax error (1064), as a statement the test source
+// does not know must not pass unnoticed.
+//
+// A query is answered with {columns, rows}, {ok}, or {error: [code, state, message]}.
+
+const { versionAtLeast } = require('./binlog');
+
+function syntaxError(near) {
+  return { error: [1064, '42000', `You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '${near}' at line 1`] };
+}
+
+function denied(privs) {
+  return { error: [1227, '42000', `Access denied; you need (at least one of) the ${privs} privilege(s) for this operation`] };
+}
+
+function hasPriv(account, name) {
+  const g = (account.user.grants || []).map((x) => x.toUpperCase());
+  return g.includes('ALL PRIVILEGES') || g.includes(name);
+}
+
+// split on commas outside quotes and parentheses
+function splitTop(s) {
+  const out = [];
+  let depth = 0;
+  let q = null;
+  let cur = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (q) {
+      cur += c;
+      if (c === '\\' && q !== '`') {
+        cur += s[++i] || '';
+      } else if (c === q) {
+        if (s[i + 1] === q) cur += s[++i];
+        else q = null;
+      }
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') q = c;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      out.push(cur.trim());
+      cur = '';
+      continue;
+    }
+    cur += c;
+  }
+  if (cur.trim() !== '') out.push(cur.trim());
+  return out;
+}
+
+function unquote(lit) {
+  const q = lit[0];
+  let out = '';
+  for (let i = 1; i < lit.length - 1; i++) {
+    const c = lit[i];
+    if (c === '\\' && q !== '`') {
+      const n = lit[++i];
+      out += { n: '\n', t: '\t', r: '\r', 0: '\0', Z: '\x1a' }[n] || n;
+    } else if (c === q && lit[i + 1] === q) {
+      out += q;
+      i++;
+    } else out += c;
+  }
+  return out;
+}
+
+class Session {
+  constructor(server, account, connId) {
+    this.server = server;
+    this.account = account;
+    this.connId = connId;
+    this.userVars = new Map();
+    this.sessionVars = new Map();
+  }
+
+  get cfg() {
+    return this.server.config;
+  }
+
+  is84() {
+    return this.server.flavor === '8.4';
+  }
+
+  sysvar(nameIn, scope) {
+    const name = nameIn.toLowerCase();
+    if (scope !== 'global' && this.sessionVars.has(name)) return this.sessionVars.get(name);
+    const v = this.server.sysvars();
+    if (!(name in v)) return undefined;
+    return v[name];
+  }
+
+  // value of one SELECT item, or {error}
+  evalExpr(exprIn) {
+    const expr = exprIn.trim();
+    let m;
+    if ((m = /^(.*?)\s*(<=>|=)\s*(.*)$/s.exec(expr)) && !/^'/.test(expr)) {
+      const a = this.evalExpr(m[1]);
+      const b = this.evalExpr(m[3]);
+      if (a && a.error) return a;
+      if (b && b.error) return b;
+      if (m[2] === '=' && (a.value === null || b.value === null)) return { value: null };
+      return { value: String(a.value) === String(b.value) ? 1 : 0, type: 'int' };
+    }
+    if ((m = /^@@(?:(global|session|local)\.)?([a-z_0-9]+)$/i.exec(expr))) {
+      const scope = (m[1] || '').toLowerCase();
+      const v = this.sysvar(m[2], scope);
+      if (v === undefined) return { error: [1193, 'HY000', `Unknown system variable '${m[2]}'`] };
+      return { value: v, type: typeof v === 'number' ? 'int' : 'string' };
+    }
+    if ((m = /^@([a-z_0-9$.]+)$/i.exec(expr))) {
+      const key = m[1].toLowerCase();
+      return { value: this.userVars.has(key) ? this.userVars.get(key) : null };
+    }
+    if (/^-?\d+$/.test(expr)) return { value: Number(expr), type: 'int' };
+    if (/^'.*'$/s.test(expr) || /^".*"$/s.test(expr)) return { value: unquote(expr) };
+    if (/^null$/i.test(expr)) return { value: null };
+    if (/^version\(\)$/i.test(expr)) return { value: this.cfg.version };
+    if (/^connection_id\(\)$/i.test(expr)) return { value: this.connId, type: 'int' };
+    if (/^(current_user|current_user\(\))$/i.test(expr)) return { value: `${this.account.user.user}@${this.account.user.host || '%'}` };
+    if (/^(user|session_user|system_user)\(\)$/i.test(expr)) return { value: `${this.account.user.user}@${this.account.host}` };
+    if (/^database\(\)$/i.test(expr)) return { value: this.account.database || null };
+    if (/^unix_timestamp\(\)$/i.test(expr)) return { value: Math.floor(Date.now() / 1000), type: 'int' };
+    return { error: syntaxError(expr).error };
+  }
+
+  select(list) {
+    const columns = [];
+    const row = [];
+    for (const item of splitTop(list)) {
+      let expr = item;
+      let name = item;
+      const m = /^(.*?)\s+as\s+(`[^`]+`|'[^']+'|[a-z_0-9]+)$/is.exec(item);
+      if (m) {
+        expr = m[1];
+        name = /^[`']/.test(m[2]) ? unquote(m[2]) : m[2];
+      }
+      const v = this.evalExpr(expr);
+      if (v.error) return { error: v.error };
+      columns.push({ name, type: v.type || 'string' });
+      row.push(v.value);
+    }
+    return { columns, rows: [row] };
+  }
+
+  set(list) {
+    for (const item of splitTop(list)) {
+      let m;
+      if ((m = /^@([a-z_0-9$.]+)\s*:?=\s*(.*)$/is.exec(item))) {
+        const v = this.evalExpr(m[2]);
+        if (v.error) return { error: v.error };
+        this.userVars.set(m[1].toLowerCase(), v.value);
+      } else if ((m = /^(?:(global|persist|@@global\.)\s*)([a-z_0-9]+)\s*=\s*(.*)$/is.exec(item))) {
+        if (!hasPriv(this.account, 'SUPER') && !hasPriv(this.account, 'SYSTEM_VARIABLES_ADMIN'))
+          return denied('SUPER or SYSTEM_VARIABLES_ADMIN');
+        return { error: [1238, 'HY000', `Variable '${m[2]}' is a read only variable in this test source`] };
+      } else if ((m = /^(?:session\s+|local\s+|@@session\.|@@local\.|@@)?([a-z_0-9]+)\s*=\s*(.*)$/is.exec(item))) {
+        const name = m[1].toLowerCase();
+        if (name === 'names' || name === 'character') continue;
+        if (this.server.sysvars()[name] === undefined && !SESSION_ONLY.has(name))
+          return { error: [1193, 'HY000', `Unknown system variable '${m[1]}'`] };
+        const v = this.evalExpr(m[2]);
+        this.sessionVars.set(name, v.error ? m[2].replace(/^'|'$/g, '') : v.value);
+      } else if (/^names\s/i.test(item) || /^character\s+set\s/i.test(item) || /^(session\s+)?transaction\s/i.test(item)) {
+        continue;
+      } else return syntaxError(item);
+    }
+    return { ok: true };
+  }
+
+  show(rest) {
+    const s = rest.replace(/\s+/g, ' ').trim();
+    const up = s.toUpperCase();
+    const cfg = this.cfg;
+    const srv = this.server;
+    let m;
+    if ((m = /^GRANTS(?: FOR (.*))?$/i.exec(s))) {
+      const u = this.account.user;
+      const who = `\`${u.user}\`@\`${u.host || '%'}\``;
+      const grants = u.grants && u.grants.length ? u.grants.join(', ') : 'USAGE';
+      return { columns: [{ name: `Grants for ${u.user}@${u.host || '%'}` }], rows: [[`GRANT ${grants} ON *.* TO ${who}`]] };
+    }
+    if (up === 'BINARY LOGS' || (!this.is84() && up === 'MASTER LOGS')) {
+      if (!hasPriv(this.account, 'REPLICATION CLIENT') && !hasPriv(this.account, 'SUPER')) return denied('SUPER, REPLICATION CLIENT');
+      return {
+        columns: [{ name: 'Log_name' }, { name: 'File_size', type: 'int' }, { name: 'Encrypted' }],
+        rows: srv.files.map((f) => [f.name, srv.visibleSize(f), 'No']),
+      };
+    }
+    const status = up === 'BINARY LOG STATUS' ? versionAtLeast(cfg.version, [8, 2, 0]) : up === 'MASTER STATUS' ? !this.is84() : null;
+    if (status !== null) {
+      if (!status) return syntaxError(up === 'MASTER STATUS' ? 'MASTER STATUS' : 'LOG STATUS');
+      if (!hasPriv(this.account, 'REPLICATION CLIENT') && !hasPriv(this.account, 'SUPER')) return denied('SUPER, REPLICATION CLIENT');
+      const last = srv.files[srv.files.length - 1];
+      return {
+        columns: [{ name: 'File' }, { name: 'Position', type: 'int' }, { name: 'Binlog_Do_DB' }, { name: 'Binlog_Ignore_DB' }, { name: 'Executed_Gtid_Set' }],
+        rows: [[last.name, srv.visibleSize(last), '', '', srv.gtidExecuted().toString()]],
+      };
+    }
+    if (up === 'REPLICAS' || up === 'SLAVE HOSTS') {
+      if (up === 'REPLICAS' && !versionAtLeast(cfg.version, [8, 0, 22])) return syntaxError('REPLICAS');
+      if (up === 'SLAVE HOSTS' && this.is84()) return syntaxError('SLAVE HOSTS');
+      if (!hasPriv(this.account, 'REPLICATION SLAVE')) return denied('REPLICATION SLAVE');
+      const names = up === 'REPLICAS' ? ['Server_Id', 'Host', 'Port', 'Source_Id', 'Replica_UUID'] : ['Server_id', 'Host', 'Port', 'Master_id', 'Slave_UUID'];
+      return {
+        columns: names.map((n, i) => ({ name: n, type: i === 0 || i === 2 || i === 3 ? 'int' : 'string' })),
+        rows: srv.replicaList().map((r) => [r.server_id, r.host || '', r.port || 3306, cfg.server_id, r.uuid || '']),
+      };
+    }
+    if ((m = /^(?:(GLOBAL|SESSION) )?VARIABLES(?: LIKE '(.*)')?$/i.exec(s))) {
+      const like = m[2] !== undefined ? new RegExp(`^${m[2].replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/%/g, '.*').replace(/_/g, '.')}$`, 'i') : null;
+      const v = srv.sysvars();
+      const rows = Object.keys(v)
+        .sort()
+        .filter((k) => !like || like.test(k))
+        .map((k) => [k, v[k]]);
+      return { columns: [{ name: 'Variable_name' }, { name: 'Value' }], rows };
+    }
+    if (/^(GLOBAL |SESSION )?STATUS( LIKE .*)?$/i.test(s)) return { columns: [{ name: 'Variable_name' }, { name: 'Value' }], rows: [] };
+    return syntaxError(s.split(' ').slice(0, 2).join(' '));
+  }
+
+  // SELECT ... FROM information_schema.COLUMNS | TABLES WHERE a = 'x' AND ...
+  infoSchema(list, from, where) {
+    const tm = /^information_schema\.(columns|tables)(?:\s+(?:as\s+)?([a-z_]+))?$/i.exec(from.trim());
+    if (!tm) return null;
+    const table = tm[1].toUpperCase();
+    const conds = {};
+    if (where) {
+      for (const c of where.split(/\s+and\s+/i)) {
+        const m = /^(?:[a-z_]+\.)?([a-z_]+)\s*=\s*('(?:[^'\\]|\\.|'')*')$/is.exec(c.trim());
+        if (!m) return syntaxError(c.trim());
+        conds[m[1].toUpperCase()] = unquote(m[2]);
+      }
+    }
+    const schema = this.cfg.schema || {};
+    const rows = [];
+    for (const db of Object.keys(schema)) {
+      for (const t of Object.keys(schema[db])) {
+        const cols = schema[db][t];
+        if (table === 'TABLES') rows.push({ TABLE_SCHEMA: db, TABLE_NAME: t, TABLE_TYPE: 'BASE TABLE', ENGINE: 'InnoDB', TABLE_ROWS: 0 });
+        else
+          cols.forEach((c, i) => {
+            rows.push({
+              TABLE_CATALOG: 'def',
+              TABLE_SCHEMA: db,
+              TABLE_NAME: t,
+              COLUMN_NAME: c.name,
+              ORDINAL_POSITION: i + 1,
+              COLUMN_DEFAULT: c.default === undefined ? null : c.default,
+              IS_NULLABLE: c.nullable === false ? 'NO' : 'YES',
+              DATA_TYPE: c.data_type,
+              COLUMN_TYPE: c.column_type || c.data_type,
+              CHARACTER_SET_NAME: c.charset === undefined ? null : c.charset,
+              COLLATION_NAME: c.collation === undefined ? null : c.collation,
+              COLUMN_KEY: c.key || '',
+              EXTRA: c.extra || '',
+              GENERATION_EXPRESSION: '',
+              NUMERIC_PRECISION: c.numeric_precision === undefined ? null : c.numeric_precision,
+              NUMERIC_SCALE: c.numeric_scale === undefined ? null : c.numeric_scale,
+              DATETIME_PRECISION: c.datetime_precision === undefined ? null : c.datetime_precision,
+              CHARACTER_MAXIMUM_LENGTH: c.max_length === undefined ? null : c.max_length,
+            });
+          });
+      }
+    }
+    const picked = rows.filter((r) => Object.keys(conds).every((k) => String(r[k]) === conds[k]));
+    const items = splitTop(list);
+    const columns = [];
+    const getters = [];
+    for (const it of items) {
+      const m = /^(lower|upper)?\(?\s*(?:[a-z_]+\.)?([a-z_]+)\s*\)?$/i.exec(it);
+      if (!m) return syntaxError(it);
+      const col = m[2].toUpperCase();
+      if (picked.length && !(col in picked[0]) && rows.length && !(col in rows[0])) return { error: [1054, '42S22', `Unknown column '${m[2]}' in 'field list'`] };
+      const fn = (m[1] || '').toLowerCase();
+      columns.push({ name: m[1] ? it : col });
+      getters.push((r) => {
+        const v = r[col];
+        if (v === null || v === undefined) return null;
+        return fn === 'lower' ? String(v).toLowerCase() : fn === 'upper' ? String(v).toUpperCase() : v;
+      });
+    }
+    return { columns, rows: picked.map((r) => getters.map((g) => g(r))) };
+  }
+
+  query(sqlIn) {
+    const sql = sqlIn.trim().replace(/;\s*$/, '');
+    let m;
+    if ((m = /^select\s+(.*?)\s+from\s+(\S+(?:\s+(?!where\b|order\b)[a-z_]+)?)(?:\s+where\s+(.*?))?(?:\s+order\s+by\s+.*)?$/is.exec(sql))) {
+      const r = this.infoSchema(m[1], m[2], m[3]);
+      if (r) return r;
+      return { error: [1146, '42S02', `Table '${m[2].trim()}' doesn't exist`] };
+    }
+    if ((m = /^select\s+(.*)$/is.exec(sql))) return this.select(m[1]);
+    if ((m = /^set\s+(.*)$/is.exec(sql))) return this.set(m[1]);
+    if ((m = /^show\s+(.*)$/is.exec(sql))) return this.show(m[1]);
+    if (/^(begin|commit|rollback|start\s+transaction\b.*|unlock\s+tables|flush\s+tables.*)$/is.test(sql)) return { ok: true };
+    if ((m = /^kill\s+(?:connection\s+|query\s+)?(\d+)$/i.exec(sql))) {
+      if (!this.server.killConnection(Number(m[1]))) return { error: [1094, 'HY000', `Unknown thread id: ${m[1]}`] };
+      return { ok: true };
+    }
+    return syntaxError(sql.split(/\s+/).slice(0, 3).join(' '));
+  }
+}
+
+const SESSION_ONLY = new Set(['net_write_timeout', 'net_read_timeout', 'wait_timeout', 'time_zone', 'sql_mode', 'autocommit', 'transaction_isolation', 'interactive_timeout', 'sql_log_bin']);
+
+module.exports = { Session };

@@ -17,13 +17,22 @@ Cases:
               continuous worker, the rows MariaDB committed up to the target
               are visible once it returns; bad targets are clear errors
 
+  exporter    Debian's prometheus-postgres-exporter with docs/metrics/
+              binlog_fdw.yaml, connected as a role granted only the status
+              view: its HTTP /metrics serves every binlog_fdw_source_* metric
+              with the values of binlog_fdw.status, labelled by source
+
 Environment: BLF_OBSERVE_CASES (a comma-separated subset).
 """
 
 import os
+import re
+import socket
+import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'apply_cases'))
@@ -166,8 +175,9 @@ def case_wait_for(conn, m):
         try:
             for _ in range(5):
                 time.sleep(0.2)
-                mine = mx(m, 'SELECT @@gtid_binlog_pos')[0][0]
+                # the rows counted are all in the GTID state read after them
                 n = mx(m, 'SELECT count(*) FROM %s.w' % MDB_DB)[0][0]
+                mine = mx(m, 'SELECT @@gtid_binlog_pos')[0][0]
                 r = q1(conn, 'SELECT binlog_fdw.wait_for(%s, %s, 30)', ('obs_wait', mine))
                 check(r is True, 'wait_for(%s) under load returned %r' % (mine, r))
                 got = q1(conn, 'SELECT count(*) FROM %s.w' % MDB_DB)
@@ -192,6 +202,105 @@ def case_wait_for(conn, m):
         src.drop()
 
 
+EXPORTER = '/usr/bin/prometheus-postgres-exporter'
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape(port):
+    with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % port, timeout=10) as r:
+        text = r.read().decode()
+    metrics = {}
+    for line in text.splitlines():
+        m = re.match(r'^(binlog_fdw_\w+)\{([^}]*)\} (\S+)$', line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            metrics[(m.group(1), labels.get('source'))] = float(m.group(3))
+    return text, metrics
+
+
+def case_exporter(conn, m):
+    check(os.path.exists(EXPORTER), '%s is not installed (scripts/install-deps.sh)' % EXPORTER)
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.e (id INT PRIMARY KEY)' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.e (id int PRIMARY KEY)' % MDB_DB)
+    src = Source(conn, 'obs_exp', r'^%s\.' % MDB_DB)
+    q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+    q(conn, 'CREATE ROLE blf_obs_metrics LOGIN')
+    q(conn, 'GRANT USAGE ON SCHEMA binlog_fdw TO blf_obs_metrics')
+    q(conn, 'GRANT SELECT ON binlog_fdw.status TO blf_obs_metrics')
+    q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.status() TO blf_obs_metrics')
+    proc = None
+    try:
+        src.start()
+        for i in range(25):
+            mx(m, 'INSERT INTO %s.e VALUES (%d)' % (MDB_DB, i))
+        src.wait_read(m)
+        port = free_port()
+        env = dict(os.environ)
+        env['DATA_SOURCE_NAME'] = ('host=%s port=%s user=blf_obs_metrics dbname=%s sslmode=disable'
+                                   % (harness.PGHOST, harness.PGPORT, PGDB))
+        yaml = os.path.join(HERE, '..', '..', 'docs', 'metrics', 'binlog_fdw.yaml')
+        logf = open(os.path.join(os.environ.get('BLF_SUITE_TMP', '/tmp'), 'exporter.log'), 'w')
+        proc = subprocess.Popen([EXPORTER, '--web.listen-address=127.0.0.1:%d' % port,
+                                 '--extend.query-path=%s' % yaml, '--disable-default-metrics',
+                                 '--disable-settings-metrics'],
+                                env=env, stdout=logf, stderr=subprocess.STDOUT)
+        got = {}
+
+        def ready():
+            nonlocal got
+            try:
+                got = scrape(port)
+            except OSError:
+                return False
+            return ('binlog_fdw_source_up', 'obs_exp') in got[1]
+        wait_for('the exporter to serve binlog_fdw_source_up', ready, 30, 0.2)
+        text, metrics = got
+        st = q(conn, 'SELECT ring_bytes_total, changes_unacked, changes_total, batches_out, '
+                     "state FROM binlog_fdw.status WHERE server = 'obs_exp'")[0]
+        want = {'binlog_fdw_source_up': 1.0 if st[4] == 'streaming' else 0.0,
+                'binlog_fdw_source_ring_bytes_total': float(st[0]),
+                'binlog_fdw_source_changes_unacked': float(st[1]),
+                'binlog_fdw_source_changes_total': float(st[2]),
+                'binlog_fdw_source_batches_out': float(st[3]),
+                'binlog_fdw_source_error': 0.0}
+        for k, v in want.items():
+            check(metrics.get((k, 'obs_exp')) == v, '%s{source="obs_exp"}: %r, binlog_fdw.status says %r'
+                  % (k, metrics.get((k, 'obs_exp')), v))
+        check(st[1] == 75, 'changes_unacked %r, expected 75 (25 transactions of 3 changes)' % st[1])
+        for name in ('lag_seconds', 'ring_bytes_used', 'ring_entries', 'changes_per_sec', 'ring_full',
+                     'last_error_time_seconds', 'applied_transactions', 'applied_rows',
+                     'apply_lag_seconds', 'apply_error', 'worker_peak_rss_bytes'):
+            check(('binlog_fdw_source_' + name, 'obs_exp') in metrics,
+                  'the exporter serves no binlog_fdw_source_%s: %s' % (name, short(text, 1500)))
+        check('# HELP binlog_fdw_source_lag_seconds Seconds between' in text,
+              'no HELP text for binlog_fdw_source_lag_seconds')
+        check('# TYPE binlog_fdw_source_changes_total counter' in text,
+              'binlog_fdw_source_changes_total is not a counter')
+        # applied changes move the metrics
+        src.apply()
+        wait_for('changes_unacked 0 in the exporter', lambda: scrape(port)[1].get(
+            ('binlog_fdw_source_changes_unacked', 'obs_exp')) == 0.0, 20, 0.3)
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait(10)
+        src.drop()
+        q(conn, 'REVOKE ALL ON binlog_fdw.status FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.status() FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON SCHEMA binlog_fdw FROM blf_obs_metrics')
+        q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+
+
 def main():
     wanted = [x for x in os.environ.get('BLF_OBSERVE_CASES', '').split(',') if x]
     try:
@@ -206,7 +315,7 @@ def main():
         print('not ok - observe/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     failed = 0
-    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for)):
+    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter)):
         if wanted and name not in wanted:
             continue
         log('---- %s' % name)

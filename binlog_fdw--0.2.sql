@@ -338,3 +338,20 @@ $$;
 REVOKE ALL ON FUNCTION forget_dropped_servers() FROM PUBLIC;
 CREATE EVENT TRIGGER binlog_fdw_forget_dropped_servers ON sql_drop
     EXECUTE FUNCTION forget_dropped_servers();
+
+-- ---------------------------------------------------------------------
+-- Cut-over
+-- ---------------------------------------------------------------------
+
+-- true once every change of the source up to target is applied here
+-- (a MariaDB GTID list, a MySQL GTID set, FILE:POS, or NULL: the source's
+-- current end of binlog), false when timeout_seconds pass first
+CREATE FUNCTION wait_for(
+    server text,
+    target text DEFAULT NULL,
+    timeout_seconds double precision DEFAULT 60)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'binlog_fdw_wait_for' LANGUAGE C;
+COMMENT ON FUNCTION wait_for(text, text, double precision) IS
+  'wait until the changes of the source up to a GTID or position (default: its current end) are applied';
+REVOKE ALL ON FUNCTION wait_for(text, text, double precision) FROM PUBLIC;

@@ -21,6 +21,8 @@ PACKAGES=(
 	# clang 14 with libFuzzer and sanitizer runtimes
 	clang libclang-rt-14-dev
 	valgrind openssl
+	# metrics: the exporter the monitoring test runs (docs/metrics)
+	prometheus-postgres-exporter
 	# test and benchmark helpers
 	python3 python3-pymysql python3-psycopg2
 	procps iproute2 ca-certificates

@@ -192,6 +192,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		if (slept)
 			ConditionVariableCancelSleep();
 
+		/* what this transaction writes carries the source's origin */
+		blpg_origin_begin(server->serverid, false);
 		stop_before = 0;
 		apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
 					  &commit_ts_us, &stop_before);
@@ -200,11 +202,17 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 			/* a DDL after other changes: the next apply() begins with it */
 			blpg_consume_trim(slot, batch_id, stop_before - 1);
 			if (stop_before > first)
+			{
 				blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
+				blpg_origin_progress(server->serverid, &res->pos, commit_ts_us);
+			}
 			break;
 		}
 		if (!in_txn)
+		{
 			blpg_consume_ack(slot, server->serverid, server->servername, batch_id, &res->pos);
+			blpg_origin_progress(server->serverid, &res->pos, commit_ts_us);
+		}
 		else
 			blpg_consume_release_now(slot, batch_id);
 

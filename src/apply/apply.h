@@ -21,6 +21,7 @@
 #include "bl_decoder.h"
 
 #include "access/attnum.h"
+#include "access/xlogdefs.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
@@ -165,6 +166,19 @@ extern void blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v,
 /* Compare binlog positions: file names by their numeric suffix. */
 extern int	blpg_position_cmp(const char *file_a, uint64 pos_a,
 							  const char *file_b, uint64 pos_b);
+
+/* ---- replication origins (origin.c) ---- */
+
+/*
+ * Mark what the current transaction writes with the source's replication
+ * origin (for_session: for the rest of the session); the progress is the
+ * acknowledged position and the MySQL commit time (us since 1970).
+ */
+extern void blpg_origin_begin(Oid serverid, bool for_session);
+extern void blpg_origin_progress(Oid serverid, const blpg_position *pos,
+								 int64 commit_ts_us);
+extern XLogRecPtr blpg_origin_lsn(const char *file, uint64 pos);
+extern void blpg_origin_drop(Oid serverid);
 
 /* ---- the continuous apply worker (continuous.c) ---- */
 

@@ -1,0 +1,297 @@
+/*
+ * cutover.c
+ *	  Primitives for moving an application from MySQL to PostgreSQL:
+ *
+ *	  wait_for(server, target, timeout_seconds)
+ *	      returns true once every change of the source up to target is
+ *	      applied (acknowledged) here, false at the timeout: read-your-writes
+ *	      for an application that moves its reads to PostgreSQL.  target is
+ *	      a MariaDB GTID list ("0-1-100,1-2-7": every domain reached), a
+ *	      MySQL GTID set ("uuid:1-100": every transaction in it), a binlog
+ *	      position "FILE:POS", or NULL: the source's end of binlog, asked
+ *	      of the source now (the drain of a cut-over).
+ *
+ * "Applied" is the source's acknowledged position in shared memory, which
+ * moves when the acknowledging transaction (apply(), the continuous
+ * worker, ack()) has committed: after wait_for() returns true, a new
+ * snapshot sees those rows.
+ */
+#include "apply/apply.h"
+
+#include <ctype.h>
+
+#include "bl_gtid_set.h"
+#include "bl_mysql_source.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_wait_for);
+
+typedef enum target_kind
+{
+	TARGET_POSITION,
+	TARGET_MARIADB_GTID,
+	TARGET_MYSQL_GTID
+} target_kind;
+
+typedef struct wait_target
+{
+	target_kind kind;
+	char	   *file;			/* POSITION */
+	uint64		pos;
+	char	   *gtid;			/* GTID kinds: the text */
+	bl_gtid_set *set;			/* MYSQL_GTID */
+} wait_target;
+
+/* "d-s-n[,d-s-n...]" */
+static bool
+is_mariadb_gtid_list(const char *s)
+{
+	int			dashes = 0;
+	bool		digit = false;
+
+	for (; *s; s++)
+	{
+		if (isdigit((unsigned char) *s))
+			digit = true;
+		else if (*s == '-' && digit && dashes < 2)
+		{
+			dashes++;
+			digit = false;
+		}
+		else if (*s == ',' && digit && dashes == 2)
+		{
+			dashes = 0;
+			digit = false;
+		}
+		else if (*s != ' ')
+			return false;
+	}
+	return digit && dashes == 2;
+}
+
+static void
+parse_target(const char *server, const char *text, wait_target *t)
+{
+	const char *colon = strrchr(text, ':');
+	bl_error	err;
+
+	memset(t, 0, sizeof(*t));
+	if (is_mariadb_gtid_list(text))
+	{
+		t->kind = TARGET_MARIADB_GTID;
+		t->gtid = pstrdup(text);
+		return;
+	}
+	memset(&err, 0, sizeof(err));
+	t->set = bl_gtid_set_parse(text, strlen(text), &err);
+	if (t->set != NULL)
+	{
+		t->kind = TARGET_MYSQL_GTID;
+		t->gtid = pstrdup(text);
+		return;
+	}
+	/* FILE:POS: a file name without colons, then a position */
+	if (colon != NULL && colon != text && colon[1] != '\0' &&
+		strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+		memchr(text, ':', colon - text) == NULL)
+	{
+		t->kind = TARGET_POSITION;
+		t->file = pnstrdup(text, colon - text);
+		t->pos = strtoull(colon + 1, NULL, 10);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid wait_for() target \"%s\" for source \"%s\"", text, server),
+			 errdetail("It is not a MariaDB GTID list or a binlog position, and as a MySQL GTID set: %s.", err.message),
+			 errhint("Give a MariaDB GTID list (0-1-100), a MySQL GTID set (uuid:1-100), a binlog position (mysql-bin.000042:1234), or NULL for the source's current position.")));
+}
+
+/* The sequence number the MariaDB GTID state gives domain (-1: none). */
+static int64
+mariadb_domain_seq(const char *state, uint64 domain)
+{
+	const char *p = state;
+
+	while (p && *p)
+	{
+		char	   *end;
+		uint64		d,
+					seq;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		d = strtoull(p, &end, 10);
+		if (end == p || *end != '-')
+			return -1;
+		p = end + 1;
+		(void) strtoull(p, &end, 10);	/* server id */
+		if (*end != '-')
+			return -1;
+		p = end + 1;
+		seq = strtoull(p, &end, 10);
+		p = end;
+		if (d == domain)
+			return (int64) seq;
+	}
+	return -1;
+}
+
+static bool
+mariadb_reached(const char *state, const char *target)
+{
+	const char *p = target;
+
+	while (*p)
+	{
+		char	   *end;
+		uint64		d,
+					seq;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		d = strtoull(p, &end, 10);
+		p = end + 1;
+		(void) strtoull(p, &end, 10);
+		p = end + 1;
+		seq = strtoull(p, &end, 10);
+		p = end;
+		if (mariadb_domain_seq(state, d) < (int64) seq)
+			return false;
+	}
+	return true;
+}
+
+/* Has the acknowledged position of slot reached t? */
+static bool
+reached(blpg_slot *slot, const wait_target *t)
+{
+	blpg_position acked;
+	bool		done = false;
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	acked = slot->acked;
+	LWLockRelease(&slot->lock);
+	if (acked.file[0] == '\0')
+		return false;
+	switch (t->kind)
+	{
+		case TARGET_POSITION:
+			done = blpg_position_cmp(acked.file, acked.pos, t->file, t->pos) >= 0;
+			break;
+		case TARGET_MARIADB_GTID:
+			done = mariadb_reached(acked.gtid_state, t->gtid);
+			break;
+		case TARGET_MYSQL_GTID:
+			{
+				bl_error	err;
+				bl_gtid_set *have;
+
+				memset(&err, 0, sizeof(err));
+				have = bl_gtid_set_parse(acked.gtid_state, strlen(acked.gtid_state), &err);
+				if (have == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("source \"%s\" has no MySQL GTID set to compare with", slot->server_name),
+							 errdetail("Its acknowledged GTID state is \"%s\".", acked.gtid_state),
+							 errhint("Wait for a binlog position (FILE:POS) instead.")));
+				done = bl_gtid_set_subset(t->set, have);
+				bl_gtid_set_free(have);
+				break;
+			}
+	}
+	return done;
+}
+
+/* The source's current end of binlog, asked of the source. */
+static void
+source_target(ForeignServer *server, wait_target *t)
+{
+	blpg_source_config *cfg = blpg_load_config(server->serverid, GetUserId());
+	bl_source_options so;
+	bl_source  *src;
+	bl_error	err;
+	char		file[BLPG_FILE_LEN];
+	char	   *gtid = palloc(BLPG_GTID_LEN);
+	uint64_t	pos = 0;
+	int			rc = -1;
+
+	memset(&err, 0, sizeof(err));
+	bl_source_options_init(&so);
+	so.host = cfg->hosts[0].host;
+	so.port = (unsigned) cfg->hosts[0].port;
+	so.user = cfg->user;
+	so.password = cfg->password;
+	so.connect_timeout = cfg->connect_timeout;
+	so.ssl_mode = cfg->ssl_mode;
+	so.ssl_ca = cfg->ssl_ca;
+	so.ssl_cert = cfg->ssl_cert;
+	so.ssl_key = cfg->ssl_key;
+	src = bl_source_connect(&so, &err);
+	if (src != NULL)
+	{
+		rc = bl_source_current_position(src, file, sizeof(file), &pos, gtid, BLPG_GTID_LEN, &err);
+		bl_source_close(src);
+	}
+	if (rc != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not read the current position of source \"%s\": %s",
+						server->servername, err.message),
+				 errhint("Give wait_for() a target instead.")));
+	memset(t, 0, sizeof(*t));
+	t->kind = TARGET_POSITION;
+	t->file = pstrdup(file);
+	t->pos = pos;
+}
+
+Datum
+binlog_fdw_wait_for(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	double		timeout = PG_ARGISNULL(2) ? 60 : PG_GETARG_FLOAT8(2);
+	ForeignServer *server;
+	blpg_slot  *slot;
+	wait_target t;
+	TimestampTz deadline;
+	bool		done;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (!(timeout >= 0 && timeout <= 86400))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout_seconds must be between 0 and 86400")));
+	slot = blpg_consumer_slot(name, &server);
+	if (PG_ARGISNULL(1))
+		source_target(server, &t);
+	else
+		parse_target(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), &t);
+
+	deadline = GetCurrentTimestamp() + (TimestampTz) (timeout * USECS_PER_SEC);
+	ConditionVariablePrepareToSleep(&slot->space_cv);
+	for (;;)
+	{
+		long		left;
+
+		done = reached(slot, &t);
+		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+		if (done || left <= 0)
+			break;
+		/* acks broadcast space_cv when they commit */
+		(void) ConditionVariableTimedSleep(&slot->space_cv, Min(left, 100L), PG_WAIT_EXTENSION);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ConditionVariableCancelSleep();
+	if (t.set)
+		bl_gtid_set_free(t.set);
+	PG_RETURN_BOOL(done);
+}

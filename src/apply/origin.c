@@ -1,0 +1,137 @@
+/*
+ * origin.c
+ *	  Replication origins: every transaction that apply writes is marked
+ *	  with the PostgreSQL replication origin of its source, named
+ *	  "binlog_fdw_<server oid>" (as subscriptions use "pg_<oid>"), so that
+ *	  logical decoding downstream tells binlog_fdw's writes from local ones
+ *	  (PostgreSQL 16's subscription option origin = none, test_decoding's
+ *	  only-local): the basis of a loop-free MySQL <-> PostgreSQL setup.
+ *
+ * The origin's progress (pg_replication_origin_status.remote_lsn) is the
+ * source position the transaction acknowledged, as a pseudo-LSN: the
+ * binlog file's number in the high 24 bits and the position in the low 40
+ * (mysql-bin.000042 position 1234 shows as 2A/4D2 ... see
+ * blpg_origin_lsn), and its commit timestamp is the MySQL commit time.
+ *
+ * apply() sets the origin up for the calling transaction only and resets
+ * it when the transaction ends (other writes of that transaction carry the
+ * origin too); a session that set up an origin of its own keeps it.  The
+ * continuous apply worker sets it up once for its life, as PostgreSQL's
+ * apply workers do.
+ */
+#include "apply/apply.h"
+
+#include <ctype.h>
+
+#include "access/xact.h"
+#include "replication/origin.h"
+
+static bool origin_in_xact = false;		/* set up by us, until xact end */
+static Oid	origin_server = InvalidOid; /* whose origin is set up */
+static bool callback_registered = false;
+
+static void
+origin_name(Oid serverid, char *buf, size_t len)
+{
+	snprintf(buf, len, "binlog_fdw_%u", serverid);
+}
+
+static void
+origin_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			if (origin_in_xact)
+			{
+				origin_in_xact = false;
+				origin_server = InvalidOid;
+				replorigin_session_reset();
+				replorigin_session_origin = InvalidRepOriginId;
+				replorigin_session_origin_lsn = InvalidXLogRecPtr;
+				replorigin_session_origin_timestamp = 0;
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Mark what the current transaction writes with the origin of serverid
+ * (created if needed).  for_session: keep it set up after the transaction
+ * (the continuous worker).  A transaction has one origin: when it applies
+ * changes of a second source, or the session set up an origin of its own,
+ * its writes keep the origin they have.
+ */
+void
+blpg_origin_begin(Oid serverid, bool for_session)
+{
+	char		name[64];
+	RepOriginId id;
+
+	if (replorigin_session_origin != InvalidRepOriginId)
+		return;					/* ours already, or the session's own */
+	origin_name(serverid, name, sizeof(name));
+	id = replorigin_by_name(name, true);
+	if (id == InvalidRepOriginId)
+		id = replorigin_create(name);
+	replorigin_session_setup(id);
+	replorigin_session_origin = id;
+	origin_server = serverid;
+	if (!for_session)
+	{
+		if (!callback_registered)
+		{
+			RegisterXactCallback(origin_xact_callback, NULL);
+			callback_registered = true;
+		}
+		origin_in_xact = true;
+	}
+}
+
+/*
+ * A binlog position as a pseudo-LSN: the file's number (its numeric
+ * suffix) in the high 24 bits, the position in the low 40.  Ordered as the
+ * positions of one server's binlog are.
+ */
+XLogRecPtr
+blpg_origin_lsn(const char *file, uint64 pos)
+{
+	const char *dot = strrchr(file, '.');
+	uint64		number = 0;
+
+	if (dot != NULL)
+		for (const char *p = dot + 1; *p && isdigit((unsigned char) *p); p++)
+			number = number * 10 + (uint64) (*p - '0');
+	return (XLogRecPtr) (((number & 0xFFFFFF) << 40) | (pos & (((uint64) 1 << 40) - 1)));
+}
+
+/*
+ * Record what the transaction reached: the acknowledged position and the
+ * MySQL commit time (microseconds since the Unix epoch, 0 if unknown).
+ */
+void
+blpg_origin_progress(Oid serverid, const blpg_position *pos, int64 commit_ts_us)
+{
+	if (serverid != origin_server || replorigin_session_origin == InvalidRepOriginId ||
+		pos->file[0] == '\0')
+		return;
+	replorigin_session_origin_lsn = blpg_origin_lsn(pos->file, pos->pos);
+	if (commit_ts_us)
+		replorigin_session_origin_timestamp = (TimestampTz) commit_ts_us -
+			((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+}
+
+/* The origin of a dropped server goes with it (the sql_drop trigger). */
+void
+blpg_origin_drop(Oid serverid)
+{
+	char		name[64];
+
+	origin_name(serverid, name, sizeof(name));
+	replorigin_drop_by_name(name, true, false);
+}

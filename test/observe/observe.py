@@ -1,0 +1,345 @@
+#!/usr/bin/python3
+"""
+test/observe/observe.py -- control and observability, live (issue #13):
+MariaDB main -> binlog_fdw sources on PostgreSQL main, in a database of
+this suite's own (blf_observe).  Run by test/suites/88-observe.sh; prints
+"ok - observe/NAME" or "not ok - observe/NAME: reason" per case.
+
+Cases:
+  origins     apply() and the continuous worker mark their transactions with
+              the source's replication origin: pg_replication_origin_status
+              shows it with the acknowledged position as remote_lsn, and
+              test_decoding's only-local option skips binlog_fdw's writes
+              while it keeps the local ones
+  wait-for    wait_for() with a MariaDB GTID, a binlog position and NULL (the
+              source's current end): false before the changes are applied
+              (timeout), true at once after; under a running writer with the
+              continuous worker, the rows MariaDB committed up to the target
+              are visible once it returns; bad targets are clear errors
+
+  exporter    Debian's prometheus-postgres-exporter with docs/metrics/
+              binlog_fdw.yaml, connected as a role granted only the status
+              view: its HTTP /metrics serves every binlog_fdw_source_* metric
+              with the values of binlog_fdw.status, labelled by source
+
+Environment: BLF_OBSERVE_CASES (a comma-separated subset).
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'apply_cases'))
+
+import psycopg2                                     # noqa: E402
+
+import harness                                      # noqa: E402
+from harness import (Fail, Source, check, expect_error, log, mdb, mdb_fresh, mx, q, q1,  # noqa: E402
+                     short, wait_for)
+
+PGDB = 'blf_observe'
+MDB_DB = 'blf_obs'
+
+
+def pg(db=PGDB):
+    return harness.pg(db=db)
+
+
+def origin_lsn(file, pos):
+    """binlog_fdw's pseudo-LSN of a binlog position (src/apply/origin.c)."""
+    number = int(file.rsplit('.', 1)[1])
+    v = (number << 40) | pos
+    return '%X/%X' % (v >> 32, v & 0xFFFFFFFF)
+
+
+def case_origins(conn, m):
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, v TEXT)' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.t (id int PRIMARY KEY, v text)' % MDB_DB)
+    q(conn, 'CREATE TABLE public.local_t (id int PRIMARY KEY)')
+    src = Source(conn, 'obs_origin', r'^%s\.' % MDB_DB)
+    srvid = q1(conn, "SELECT oid FROM pg_foreign_server WHERE srvname = 'obs_origin'")
+    slot = 'blf_obs_td'
+    q(conn, "SELECT pg_create_logical_replication_slot(%s, 'test_decoding')", (slot,))
+    try:
+        src.start()
+        mx(m, "INSERT INTO %s.t VALUES (1, 'from mariadb'), (2, 'two')" % MDB_DB)
+        q(conn, 'INSERT INTO public.local_t VALUES (10)')
+        src.sync(m)
+        q(conn, 'INSERT INTO public.local_t VALUES (11)')
+        # the origin and its progress
+        name = 'binlog_fdw_%d' % srvid
+        rows = q(conn, 'SELECT o.roname, s.remote_lsn::text FROM pg_replication_origin o '
+                       'JOIN pg_replication_origin_status s ON s.local_id = o.roident WHERE o.roname = %s',
+                 (name,))
+        check(len(rows) == 1, 'pg_replication_origin_status has no origin %s: %r'
+              % (name, q(conn, 'SELECT * FROM pg_replication_origin')))
+        st = q(conn, 'SELECT file, pos FROM binlog_fdw.source_state WHERE server_name = %s', ('obs_origin',))
+        check(st and rows[0][1] == origin_lsn(st[0][0], st[0][1]),
+              'origin %s: remote_lsn %s, expected %s (acknowledged %r)'
+              % (name, rows[0][1], origin_lsn(st[0][0], st[0][1]) if st else None, st))
+        # logical decoding downstream: only-local keeps the local inserts only
+        allc = [r[0] for r in q(conn, "SELECT data FROM pg_logical_slot_peek_changes(%s, NULL, NULL)", (slot,))]
+        local = [r[0] for r in q(conn, "SELECT data FROM pg_logical_slot_peek_changes(%s, NULL, NULL, "
+                                       "'only-local', '1')", (slot,))]
+        want_applied = ["table blf_obs.t: INSERT: id[integer]:1 v[text]:'from mariadb'",
+                        "table blf_obs.t: INSERT: id[integer]:2 v[text]:'two'"]
+        want_local = ['table public.local_t: INSERT: id[integer]:10', 'table public.local_t: INSERT: id[integer]:11']
+        for w in want_applied + want_local:
+            check(w in allc, 'decoding without only-local misses %r: %s' % (w, short(allc, 800)))
+        for w in want_local:
+            check(w in local, "decoding with only-local misses the local change %r: %s" % (w, short(local, 800)))
+        for w in want_applied:
+            check(w not in local, "only-local decodes binlog_fdw's write %r (no origin on it)" % w)
+        # the continuous worker marks its writes too
+        q(conn, "SELECT pg_replication_slot_advance(%s, pg_current_wal_lsn())", (slot,))
+        q(conn, "ALTER SERVER obs_origin OPTIONS (ADD continuous 'true')")
+        q(conn, 'SELECT binlog_fdw.stop(%s)', ('obs_origin',))
+        src.start()
+        mx(m, "INSERT INTO %s.t VALUES (3, 'continuous')" % MDB_DB)
+        wait_for('the continuous worker to apply id 3',
+                 lambda: q1(conn, 'SELECT count(*) FROM %s.t WHERE id = 3' % MDB_DB) == 1, 30)
+        q(conn, 'INSERT INTO public.local_t VALUES (12)')
+        allc = [r[0] for r in q(conn, "SELECT data FROM pg_logical_slot_peek_changes(%s, NULL, NULL)", (slot,))]
+        local = [r[0] for r in q(conn, "SELECT data FROM pg_logical_slot_peek_changes(%s, NULL, NULL, "
+                                       "'only-local', '1')", (slot,))]
+        w3 = "table blf_obs.t: INSERT: id[integer]:3 v[text]:'continuous'"
+        check(w3 in allc, 'decoding misses the continuous write: %s' % short(allc, 800))
+        check(w3 not in local, "only-local decodes the continuous worker's write (no origin on it)")
+        check('table public.local_t: INSERT: id[integer]:12' in local, 'only-local misses the local insert 12')
+        st = q(conn, 'SELECT file, pos FROM binlog_fdw.source_state WHERE server_name = %s', ('obs_origin',))
+        wait_for('the origin to show the continuous worker\'s position', lambda: q1(
+            conn, 'SELECT s.remote_lsn::text FROM pg_replication_origin o JOIN pg_replication_origin_status s '
+                  'ON s.local_id = o.roident WHERE o.roname = %s', (name,)) == origin_lsn(*q(
+                      conn, 'SELECT file, pos FROM binlog_fdw.source_state WHERE server_name = %s',
+                      ('obs_origin',))[0]), 10)
+    finally:
+        q(conn, 'SELECT pg_drop_replication_slot(%s)', (slot,))
+        src.drop()
+        q(conn, 'DROP TABLE IF EXISTS public.local_t')
+
+
+def case_wait_for(conn, m):
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.w (id INT PRIMARY KEY, v INT)' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.w (id int PRIMARY KEY, v int)' % MDB_DB)
+    src = Source(conn, 'obs_wait', r'^%s\.' % MDB_DB)
+    try:
+        src.start()
+        mx(m, 'INSERT INTO %s.w VALUES (1, 1)' % MDB_DB)
+        gtid = mx(m, 'SELECT @@last_gtid')[0][0]
+        ms = mx(m, 'SHOW MASTER STATUS')[0]
+        pos = '%s:%d' % (ms[0], int(ms[1]))
+        src.wait_read(m)
+        # nothing applied yet: each form times out
+        for target in (gtid, pos, None):
+            t0 = time.monotonic()
+            r = q1(conn, 'SELECT binlog_fdw.wait_for(%s, %s, 0.3)', ('obs_wait', target))
+            check(r is False, 'wait_for(%r) before apply returned %r' % (target, r))
+            check(time.monotonic() - t0 >= 0.25, 'wait_for(%r, 0.3) returned after %.2fs'
+                  % (target, time.monotonic() - t0))
+        src.apply()
+        for target in (gtid, pos, None):
+            r = q1(conn, 'SELECT binlog_fdw.wait_for(%s, %s, 5)', ('obs_wait', target))
+            check(r is True, 'wait_for(%r) after apply returned %r' % (target, r))
+        # under load, with the continuous worker: rows up to the target are visible on return
+        q(conn, "ALTER SERVER obs_wait OPTIONS (ADD continuous 'true')")
+        q(conn, 'SELECT binlog_fdw.stop(%s)', ('obs_wait',))
+        src.start()
+        stop = threading.Event()
+        errors = []
+
+        def writer():
+            w = mdb()
+            try:
+                i = 100
+                while not stop.is_set():
+                    mx(w, 'INSERT INTO %s.w VALUES (%d, %d)' % (MDB_DB, i, i))
+                    i += 1
+            except Exception as e:                  # noqa: BLE001
+                errors.append(e)
+            finally:
+                w.close()
+        th = threading.Thread(target=writer)
+        th.start()
+        try:
+            for _ in range(5):
+                time.sleep(0.2)
+                # the rows counted are all in the GTID state read after them
+                n = mx(m, 'SELECT count(*) FROM %s.w' % MDB_DB)[0][0]
+                mine = mx(m, 'SELECT @@gtid_binlog_pos')[0][0]
+                r = q1(conn, 'SELECT binlog_fdw.wait_for(%s, %s, 30)', ('obs_wait', mine))
+                check(r is True, 'wait_for(%s) under load returned %r' % (mine, r))
+                got = q1(conn, 'SELECT count(*) FROM %s.w' % MDB_DB)
+                check(got >= n, 'after wait_for(%s): PostgreSQL has %d rows, MariaDB had %d before it'
+                      % (mine, got, n))
+        finally:
+            stop.set()
+            th.join()
+        check(not errors, 'writer failed: %r' % errors)
+        # the drain of a cut-over: writes stopped, wait_for(NULL) until all is applied
+        r = q1(conn, 'SELECT binlog_fdw.wait_for(%s, NULL, 30)', ('obs_wait',))
+        check(r is True, 'wait_for(NULL) after the writer stopped returned %r' % r)
+        mrows = mx(m, 'SELECT id, v FROM %s.w ORDER BY id' % MDB_DB)
+        prows = q(conn, 'SELECT id, v FROM %s.w ORDER BY id' % MDB_DB)
+        check([tuple(r) for r in mrows] == [tuple(r) for r in prows],
+              'after the drain: MariaDB has %d rows, PostgreSQL %d' % (len(mrows), len(prows)))
+        expect_error(conn, 'SELECT binlog_fdw.wait_for(%s, %s)', ('obs_wait', 'not a target'),
+                     'a bad target', sqlstate='22023', message='invalid wait_for() target "not a target"')
+        expect_error(conn, 'SELECT binlog_fdw.wait_for(%s, %s, -1)', ('obs_wait', gtid),
+                     'a negative timeout', sqlstate='22023')
+    finally:
+        src.drop()
+
+
+EXPORTER = '/usr/bin/prometheus-postgres-exporter'
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape(port):
+    with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % port, timeout=10) as r:
+        text = r.read().decode()
+    metrics = {}
+    for line in text.splitlines():
+        m = re.match(r'^(binlog_fdw_\w+)\{([^}]*)\} (\S+)$', line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            metrics[(m.group(1), labels.get('source'))] = float(m.group(3))
+    return text, metrics
+
+
+def case_exporter(conn, m):
+    check(os.path.exists(EXPORTER), '%s is not installed (scripts/install-deps.sh)' % EXPORTER)
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.e (id INT PRIMARY KEY)' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.e (id int PRIMARY KEY)' % MDB_DB)
+    src = Source(conn, 'obs_exp', r'^%s\.' % MDB_DB)
+    q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+    q(conn, 'CREATE ROLE blf_obs_metrics LOGIN')
+    q(conn, 'GRANT USAGE ON SCHEMA binlog_fdw TO blf_obs_metrics')
+    q(conn, 'GRANT SELECT ON binlog_fdw.status TO blf_obs_metrics')
+    q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.status() TO blf_obs_metrics')
+    proc = None
+    try:
+        src.start()
+        for i in range(25):
+            mx(m, 'INSERT INTO %s.e VALUES (%d)' % (MDB_DB, i))
+        src.wait_read(m)
+        port = free_port()
+        env = dict(os.environ)
+        env['DATA_SOURCE_NAME'] = ('host=%s port=%s user=blf_obs_metrics dbname=%s sslmode=disable'
+                                   % (harness.PGHOST, harness.PGPORT, PGDB))
+        yaml = os.path.join(HERE, '..', '..', 'docs', 'metrics', 'binlog_fdw.yaml')
+        logf = open(os.path.join(os.environ.get('BLF_SUITE_TMP', '/tmp'), 'exporter.log'), 'w')
+        proc = subprocess.Popen([EXPORTER, '--web.listen-address=127.0.0.1:%d' % port,
+                                 '--extend.query-path=%s' % yaml, '--disable-default-metrics',
+                                 '--disable-settings-metrics'],
+                                env=env, stdout=logf, stderr=subprocess.STDOUT)
+        got = {}
+
+        def ready():
+            nonlocal got
+            try:
+                got = scrape(port)
+            except OSError:
+                return False
+            return ('binlog_fdw_source_up', 'obs_exp') in got[1]
+        wait_for('the exporter to serve binlog_fdw_source_up', ready, 30, 0.2)
+        text, metrics = got
+        st = q(conn, 'SELECT ring_bytes_total, changes_unacked, changes_total, batches_out, '
+                     "state FROM binlog_fdw.status WHERE server = 'obs_exp'")[0]
+        want = {'binlog_fdw_source_up': 1.0 if st[4] == 'streaming' else 0.0,
+                'binlog_fdw_source_ring_bytes_total': float(st[0]),
+                'binlog_fdw_source_changes_unacked': float(st[1]),
+                'binlog_fdw_source_changes_total': float(st[2]),
+                'binlog_fdw_source_batches_out': float(st[3]),
+                'binlog_fdw_source_error': 0.0}
+        for k, v in want.items():
+            check(metrics.get((k, 'obs_exp')) == v, '%s{source="obs_exp"}: %r, binlog_fdw.status says %r'
+                  % (k, metrics.get((k, 'obs_exp')), v))
+        check(st[1] == 75, 'changes_unacked %r, expected 75 (25 transactions of 3 changes)' % st[1])
+        for name in ('lag_seconds', 'ring_bytes_used', 'ring_entries', 'changes_per_sec', 'ring_full',
+                     'last_error_time_seconds', 'applied_transactions', 'applied_rows',
+                     'apply_lag_seconds', 'apply_error', 'worker_peak_rss_bytes'):
+            check(('binlog_fdw_source_' + name, 'obs_exp') in metrics,
+                  'the exporter serves no binlog_fdw_source_%s: %s' % (name, short(text, 1500)))
+        check('# HELP binlog_fdw_source_lag_seconds Seconds between' in text,
+              'no HELP text for binlog_fdw_source_lag_seconds')
+        check('# TYPE binlog_fdw_source_changes_total counter' in text,
+              'binlog_fdw_source_changes_total is not a counter')
+        # applied changes move the metrics
+        src.apply()
+        wait_for('changes_unacked 0 in the exporter', lambda: scrape(port)[1].get(
+            ('binlog_fdw_source_changes_unacked', 'obs_exp')) == 0.0, 20, 0.3)
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait(10)
+        src.drop()
+        q(conn, 'REVOKE ALL ON binlog_fdw.status FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.status() FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON SCHEMA binlog_fdw FROM blf_obs_metrics')
+        q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+
+
+def main():
+    wanted = [x for x in os.environ.get('BLF_OBSERVE_CASES', '').split(',') if x]
+    try:
+        admin = harness.pg(db='postgres')
+        m = mdb()
+        if q1(admin, 'SELECT count(*) FROM pg_database WHERE datname = %s', (PGDB,)):
+            q(admin, 'DROP DATABASE %s WITH (FORCE)' % PGDB)
+        q(admin, 'CREATE DATABASE %s' % PGDB)
+        conn = pg()
+        q(conn, 'CREATE EXTENSION binlog_fdw')
+    except Exception as e:                          # noqa: BLE001
+        print('not ok - observe/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
+        return 1
+    failed = 0
+    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter)):
+        if wanted and name not in wanted:
+            continue
+        log('---- %s' % name)
+        try:
+            fn(conn, m)
+        except Fail as e:
+            failed += 1
+            print('not ok - observe/%s: %s' % (name, short(str(e), 1500)), flush=True)
+        except Exception as e:                      # noqa: BLE001
+            import traceback
+            log(traceback.format_exc())
+            failed += 1
+            print('not ok - observe/%s: %s: %s' % (name, type(e).__name__, short(str(e).strip(), 800)),
+                  flush=True)
+        else:
+            print('ok - observe/%s' % name, flush=True)
+    try:
+        conn.close()
+        q(admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
+        mx(m, 'DROP DATABASE IF EXISTS %s' % MDB_DB)
+    except Exception as e:                          # noqa: BLE001
+        log('cleanup: %s' % e)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -8,7 +8,10 @@
  *
  * Conventions (README, "Type mapping"): DATETIME into timestamptz is read
  * as UTC; TIMESTAMP values are UTC instants; zero dates follow the
- * zero_date option; TIME fits time only between 00:00:00 and 24:00:00.
+ * zero_date option; TIME fits time only between 00:00:00 and 24:00:00;
+ * GEOMETRY is EWKB (bl_geometry.h): bytes into bytea, through the input
+ * function of PostGIS's geometry and geography types (hex EWKB), "\x" hex
+ * text into anything else.
  */
 #include "apply/apply.h"
 

@@ -29,7 +29,7 @@ each case.
 import os
 import time
 
-from blfaults import (CaseFailure, MariaDB, create_source, log, require, short, start_source,
+from blfaults import (RUN, CaseFailure, MariaDB, create_source, log, require, short, start_source,
                       stop_source, wait_for)
 
 PRE_PORT = int(os.environ.get('BLF_FAULTS_PRE_PORT', '3417'))
@@ -38,7 +38,16 @@ PW = 'pre-Pass1'
 
 
 def fresh(extra=None):
-    PRE._sh('start', '--fresh', extra=extra or [])
+    try:
+        PRE._sh('start', '--fresh', extra=extra or [])
+    except RuntimeError as e:
+        path = os.path.join(RUN, 'mariadb-faults-pre-install.log')
+        head = ''
+        if os.path.exists(path):
+            with open(path, errors='replace') as f:
+                head = ''.join(f.readlines()[:25])
+        log('starting faults-pre failed; install log:\n%s' % head)
+        raise CaseFailure('could not start MariaDB faults-pre: %s' % short(str(e), 300))
 
 
 def source_error(pg, name, must, timeout=30):

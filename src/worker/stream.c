@@ -506,7 +506,8 @@ row_image_notice(worker_ctx *w, const bl_source_info *info)
 								 fd.list.data);
 		}
 		ereport(LOG,
-				(errmsg("source \"%s\": %s", w->cfg->server_name, notice.data)));
+				(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+				 errmsg("source \"%s\": %s", w->cfg->server_name, notice.data)));
 		old = MemoryContextSwitchTo(TopMemoryContext);
 		if (w->row_image_base)
 			pfree(w->row_image_base);

@@ -199,7 +199,9 @@ CREATE FUNCTION status(
     OUT apply_lag_seconds double precision,
     OUT apply_last_commit timestamptz,
     OUT apply_error text,
-    OUT apply_error_time timestamptz)
+    OUT apply_error_time timestamptz,
+    OUT binlog_row_image text,
+    OUT source_notice text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 

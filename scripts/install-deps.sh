@@ -8,8 +8,8 @@
 set -euo pipefail
 
 PACKAGES=(
-	# PostgreSQL 15 server, headers/PGXS, pg_cron
-	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
+	# PostgreSQL 15 server, headers/PGXS, pg_cron, PostGIS (GEOMETRY targets)
+	postgresql-15 postgresql-server-dev-15 postgresql-15-cron postgresql-15-postgis-3
 	# MariaDB 10.11 server and client, Connector/C headers
 	mariadb-server mariadb-client default-libmysqlclient-dev
 	# libraries the extension links with

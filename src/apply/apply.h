@@ -77,7 +77,8 @@ typedef enum blpg_conv_kind
 	BLPG_CONV_TIME,
 	BLPG_CONV_INTERVAL,
 	BLPG_CONV_JSONB,
-	BLPG_CONV_TEXT_ARRAY
+	BLPG_CONV_TEXT_ARRAY,
+	BLPG_CONV_GEOMETRY			/* PostGIS geometry/geography: EWKB hex input */
 } blpg_conv_kind;
 
 /* How one MySQL column becomes one PostgreSQL column. */

@@ -8,12 +8,16 @@
  *
  * Conventions (README, "Type mapping"): DATETIME into timestamptz is read
  * as UTC; TIMESTAMP values are UTC instants; zero dates follow the
- * zero_date option; TIME fits time only between 00:00:00 and 24:00:00.
+ * zero_date option; TIME fits time only between 00:00:00 and 24:00:00;
+ * GEOMETRY is EWKB (bl_geometry.h): bytes into bytea, through the input
+ * function of PostGIS's geometry and geography types (hex EWKB), "\x" hex
+ * text into anything else.
  */
 #include "apply/apply.h"
 
 #include "bl_charset.h"
 #include "bl_decimal.h"
+#include "bl_geometry.h"
 #include "bl_json_binary.h"
 #include "bl_value_text.h"
 
@@ -94,9 +98,14 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 	/* the input function serves every kind as the fallback */
 	{
 		Oid			infunc;
+		char	   *fname;
 
 		getTypeInputInfo(type, &infunc, &cc->ioparam);
 		fmgr_info_cxt(infunc, &cc->input, CurrentMemoryContext);
+		/* PostGIS types (no fixed OID): their input reads hex EWKB */
+		fname = cc->kind == BLPG_CONV_GENERIC ? get_func_name(infunc) : NULL;
+		if (fname && (strcmp(fname, "geometry_in") == 0 || strcmp(fname, "geography_in") == 0))
+			cc->kind = BLPG_CONV_GEOMETRY;
 	}
 }
 
@@ -419,6 +428,28 @@ value_text(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 	return s;
 }
 
+/* A GEOMETRY value as EWKB (bl_geometry.h). */
+static bytea *
+geometry_ewkb(const blpg_col_conv *cc, const bl_value *v)
+{
+	uint8		hdr[BL_EWKB_HEADER_MAX];
+	size_t		hdrlen,
+				rest;
+	bl_error	err;
+	bytea	   *b;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_geometry_ewkb_parts(v->v.raw.ptr, v->v.raw.len, hdr, &hdrlen, &rest, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cannot apply a GEOMETRY value to column \"%s\": %s", cc->name, err.message)));
+	b = palloc(VARHDRSZ + hdrlen + (v->v.raw.len - rest));
+	SET_VARSIZE(b, VARHDRSZ + hdrlen + (v->v.raw.len - rest));
+	memcpy(VARDATA(b), hdr, hdrlen);
+	memcpy(VARDATA(b) + hdrlen, v->v.raw.ptr + rest, v->v.raw.len - rest);
+	return b;
+}
+
 static Datum
 generic(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 		const bl_value *before, const blpg_apply_options *opts, bool *isnull)
@@ -513,8 +544,14 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				conversion_error(cc, "binary data");
 			break;
 		case BLPG_CONV_BYTEA:
+			if (v->kind == BL_VAL_GEOMETRY)
+			{
+				bytea	   *b = geometry_ewkb(cc, v);
+
+				return PointerGetDatum(b);
+			}
 			if (v->kind == BL_VAL_BINARY || v->kind == BL_VAL_STRING ||
-				v->kind == BL_VAL_GEOMETRY || v->kind == BL_VAL_VECTOR)
+				v->kind == BL_VAL_VECTOR)
 			{
 				size_t		len = v->v.raw.len;
 				bytea	   *b;
@@ -643,6 +680,18 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 					if ((v->v.u >> i) & 1)
 						elems[n++] = CStringGetTextDatum(member_text(col, i));
 				return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+			}
+			break;
+		case BLPG_CONV_GEOMETRY:
+			if (v->kind == BL_VAL_GEOMETRY)
+			{
+				bytea	   *b = geometry_ewkb(cc, v);
+				size_t		n = VARSIZE(b) - VARHDRSZ;
+				char	   *hex = palloc(2 * n + 1);
+
+				hex_encode(VARDATA(b), n, hex);
+				hex[2 * n] = '\0';
+				return InputFunctionCall((FmgrInfo *) &cc->input, hex, cc->ioparam, cc->typmod);
 			}
 			break;
 		case BLPG_CONV_GENERIC:

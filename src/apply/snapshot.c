@@ -17,6 +17,7 @@
  */
 #include "apply/apply.h"
 
+#include "bl_geometry.h"
 #include "bl_mysql_snapshot.h"
 
 #include "access/table.h"
@@ -48,7 +49,9 @@ typedef enum col_kind
 	CK_DATE,					/* zero dates */
 	CK_TIMESTAMP,				/* UTC, plus zero dates */
 	CK_TIME,
-	CK_BOOL
+	CK_BOOL,
+	CK_GEOMETRY,				/* EWKB: \\x hex (bytea, text), bare hex (PostGIS) */
+	CK_GEOMETRY_POSTGIS
 } col_kind;
 
 typedef struct copy_col
@@ -203,7 +206,54 @@ format_value(copy_state *cs, copy_col *c, const char *v, unsigned long len, Stri
 		case CK_TEXT:
 			append_copy_escaped(b, v, len);
 			return;
+		case CK_GEOMETRY:
+		case CK_GEOMETRY_POSTGIS:
+			{
+				uint8		hdr[BL_EWKB_HEADER_MAX];
+				size_t		hdrlen,
+							rest;
+				bl_error	err;
+
+				memset(&err, 0, sizeof(err));
+				if (bl_geometry_ewkb_parts((const uint8 *) v, len, hdr, &hdrlen, &rest, &err) != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("cannot copy column \"%s\" of %s: %s", c->src->name, cs->source,
+									err.message)));
+				if (c->kind == CK_GEOMETRY)
+					appendStringInfoString(b, "\\\\x");
+				for (size_t i = 0; i < hdrlen; i++)
+					appendStringInfo(b, "%02x", hdr[i]);
+				for (unsigned long i = rest; i < len; i++)
+					appendStringInfo(b, "%02x", (unsigned char) v[i]);
+				return;
+			}
 	}
+}
+
+static bool
+geometry_data_type(const char *t)
+{
+	static const char *const names[] = {"geometry", "point", "linestring", "polygon",
+		"multipoint", "multilinestring", "multipolygon", "geometrycollection", "geomcollection"};
+
+	for (int i = 0; i < (int) lengthof(names); i++)
+		if (pg_strcasecmp(t, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Is type PostGIS's geometry or geography (no fixed OID)? */
+static bool
+postgis_type(Oid type)
+{
+	Oid			infunc,
+				ioparam;
+	char	   *name;
+
+	getTypeInputInfo(type, &infunc, &ioparam);
+	name = get_func_name(infunc);
+	return name && (strcmp(name, "geometry_in") == 0 || strcmp(name, "geography_in") == 0);
 }
 
 /* Next row as a COPY text line; false at the end. */
@@ -332,11 +382,13 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 			else if (numeric_literal(d) && strcmp(pgtype, "boolean") != 0 &&
 					 strstr(pgtype, "bit") == NULL)
 				appendStringInfo(&sql, " DEFAULT %s", d);
-			else if (d[0] == '\'' && d[strlen(d) - 1] == '\'' && strlen(d) >= 2 &&
-					 (strncmp(pgtype, "varchar", 7) == 0 || strcmp(pgtype, "text") == 0))
+			else if (numeric_literal(d) && strcmp(pgtype, "boolean") == 0)
+				appendStringInfo(&sql, " DEFAULT %s", strtod(d, NULL) != 0 ? "true" : "false");
+			else if (d[0] == '\'' && d[strlen(d) - 1] == '\'' && strlen(d) >= 2)
 			{
 				/* MariaDB quotes string defaults: '...' with '' inside */
 				StringInfoData lit;
+				const char *t = cols[i].data_type;
 
 				initStringInfo(&lit);
 				for (size_t k = 1; k + 1 < strlen(d); k++)
@@ -345,7 +397,56 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 						k++;
 					appendStringInfoChar(&lit, d[k]);
 				}
-				appendStringInfo(&sql, " DEFAULT %s", quote_literal_cstr(lit.data));
+
+				/*
+				 * Constant defaults matter with binlog_row_image MINIMAL:
+				 * an insert's image lacks the columns it did not give, and
+				 * the target's default fills them in.
+				 */
+				if (strncmp(pgtype, "varchar", 7) == 0 || strcmp(pgtype, "text") == 0)
+					appendStringInfo(&sql, " DEFAULT %s", quote_literal_cstr(lit.data));
+				else if ((strcmp(t, "date") == 0 || strcmp(t, "datetime") == 0 ||
+						  strcmp(t, "timestamp") == 0) && lit.len >= 10)
+				{
+					if (!zero_date(lit.data))
+						appendStringInfo(&sql, " DEFAULT %s%s", quote_literal_cstr(lit.data),
+										 strcmp(t, "timestamp") == 0 ? "::timestamptz" : "");
+					else if (opts->zero_date == BLPG_ZERO_NEG_INFINITY)
+						appendStringInfoString(&sql, " DEFAULT '-infinity'");
+				}
+				else if (strcmp(t, "time") == 0)
+					appendStringInfo(&sql, " DEFAULT %s", quote_literal_cstr(lit.data));
+				else if (strcmp(pgtype, "text[]") == 0)
+				{
+					/* SET 'a,b': {"a","b"} */
+					StringInfoData arr;
+					char	   *tok,
+							   *save = NULL;
+
+					initStringInfo(&arr);
+					appendStringInfoChar(&arr, '{');
+					for (tok = strtok_r(lit.data, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+						appendStringInfo(&arr, "%s\"%s\"", arr.len > 1 ? "," : "", tok);
+					appendStringInfoChar(&arr, '}');
+					appendStringInfo(&sql, " DEFAULT %s", quote_literal_cstr(arr.data));
+				}
+			}
+			else if (d[0] == 'b' && d[1] == '\'' && strstr(pgtype, "bit") != NULL)
+			{
+				/* BIT b'101' */
+				StringInfoData bits;
+
+				const char *k = d + 2;
+				size_t		n = strspn(k, "01");
+				const char *w = strchr(pgtype, '(');
+				int			width = w ? atoi(w + 1) : (int) n;
+
+				/* padded to the column's width, as apply writes BIT values */
+				initStringInfo(&bits);
+				for (int z = (int) n; z < width; z++)
+					appendStringInfoChar(&bits, '0');
+				appendBinaryStringInfo(&bits, k, (int) n);
+				appendStringInfo(&sql, " DEFAULT B'%s'", bits.data);
 			}
 		}
 		if (!cols[i].nullable)
@@ -604,7 +705,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		else
 		{
 			appendStringInfoString(&select, qi);
-			if (atttype == BYTEAOID)
+			if (geometry_data_type(cols[i].data_type))
+				c->kind = postgis_type(atttype) ? CK_GEOMETRY_POSTGIS : CK_GEOMETRY;
+			else if (atttype == BYTEAOID)
 				c->kind = CK_BYTES;
 			else if (atttype == BOOLOID)
 				c->kind = CK_BOOL;

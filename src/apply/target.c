@@ -10,7 +10,11 @@
  * owner), then the default: MySQL db.table to PostgreSQL schema.table,
  * where the schema is the db renamed by the source's schema_map option.  Columns match by name (exactly, then
  * ignoring case); target columns the source lacks get their defaults on
- * insert and keep their value on update.
+ * insert and keep their value on update.  Partial row images
+ * (binlog_row_image MINIMAL or NOBLOB): an insert's absent columns take the
+ * target's defaults, an update changes only the columns present, rows are
+ * found by the key columns present (a key column absent, or any column
+ * absent without a key, is an error, never a guess).
  *
  * Keys: the chosen key_columns (a unique index over them), else the primary
  * key, else the replica identity index; a keyless target is an error
@@ -102,6 +106,10 @@ struct blpg_target
 	int			nconv;
 	blpg_col_conv *conv;		/* mapped columns */
 	int		   *conv_of_src;	/* source column -> conv index, -1 */
+	ExprState **conv_default;	/* conv index -> the column's default, for
+								 * inserts whose image lacks the column
+								 * (binlog_row_image MINIMAL/NOBLOB); NULL
+								 * if none */
 	int			ndefaults;
 	default_col *defaults;
 	Oid			key_index;		/* InvalidOid: full row */
@@ -506,6 +514,7 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 	for (uint32 i = 0; i < t->ncols; i++)
 		tg->conv_of_src[i] = -1;
 	tg->defaults = palloc0(sizeof(default_col) * desc->natts);
+	tg->conv_default = palloc0(sizeof(ExprState *) * desc->natts);
 	for (int a = 0; a < desc->natts; a++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, a);
@@ -528,7 +537,10 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		}
 		{
 			blpg_col_conv *cc = &tg->conv[tg->nconv];
+			Node	   *def = build_column_default(tg->rel, a + 1);
 
+			tg->conv_default[tg->nconv] = def ?
+				ExecInitExpr((Expr *) expression_planner((Expr *) def), NULL) : NULL;
 			cc->src = src;
 			cc->attnum = a + 1;
 			cc->name = pstrdup(NameStr(att->attname));
@@ -765,7 +777,13 @@ row_error_context(void *arg)
 			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
 }
 
-/* Fill slot (the target's row type) from a row image. */
+/*
+ * Fill slot (the target's row type) from a row image.  with_defaults (an
+ * insert): columns the source lacks and mapped columns the image lacks
+ * (binlog_row_image MINIMAL or NOBLOB leave out the columns an INSERT did
+ * not give) take the target's defaults, evaluated for each row as INSERT
+ * and COPY do; without, they are NULL (a search slot: only the key counts).
+ */
 static void
 fill_slot(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 		  const bl_row *row, const bl_row *before, bool with_defaults)
@@ -781,7 +799,13 @@ fill_slot(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 		const bl_value *v = &row->values[cc->src];
 
 		if (v->kind == BL_VAL_ABSENT)
+		{
+			if (with_defaults && tg->conv_default[c])
+				slot->tts_values[cc->attnum - 1] =
+					ExecEvalExpr(tg->conv_default[c], GetPerTupleExprContext(tg->estate),
+								 &slot->tts_isnull[cc->attnum - 1]);
 			continue;
+		}
 		slot->tts_values[cc->attnum - 1] =
 			blpg_convert(cc, &tg->table->cols[cc->src], v,
 						 before && before->ncols ? &before->values[cc->src] : NULL,
@@ -827,6 +851,27 @@ partition_slot(blpg_target *tg, ResultRelInfo *p)
 	return slot;
 }
 
+/* The first mapped column a row image lacks, or NULL. */
+static const char *
+image_lacks(blpg_target *tg, const bl_row *row)
+{
+	for (int c = 0; c < tg->nconv; c++)
+		if (row->values[tg->conv[c].src].kind == BL_VAL_ABSENT)
+			return tg->conv[c].name;
+	return NULL;
+}
+
+/* The first mapped column absent from both images, or NULL. */
+static const char *
+image_lacks2(blpg_target *tg, const bl_row *a, const bl_row *b)
+{
+	for (int c = 0; c < tg->nconv; c++)
+		if (a->values[tg->conv[c].src].kind == BL_VAL_ABSENT &&
+			(b->ncols == 0 || b->values[tg->conv[c].src].kind == BL_VAL_ABSENT))
+			return tg->conv[c].name;
+	return NULL;
+}
+
 /*
  * Find the target row of a row image (its key columns, or all columns
  * without a key); the row is left in tg->oldslot, locked.  For partitioned
@@ -841,7 +886,19 @@ find_row(blpg_targets *ts, blpg_target *tg, const bl_row *row, ResultRelInfo **p
 	Oid			index = tg->key_index;
 
 	fill_slot(ts, tg, search, row, NULL, false);
-	if (tg->key_index != InvalidOid)
+	if (tg->key_index == InvalidOid)
+	{
+		const char *lacking = image_lacks(tg, row);
+
+		/* a NULL for an absent column would match the wrong row, or none */
+		if (lacking)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("the row image lacks column \"%s\" of %s, which has no key: rows cannot be found on all columns",
+							lacking, tg->rel_name),
+					 errhint("Give the target a primary key or unique index matching the MySQL table's primary key, or set binlog_row_image=FULL on the source.")));
+	}
+	else
 		for (int k = 0; k < tg->nkey; k++)
 			if (search->tts_isnull[tg->key_attnums[k] - 1])
 			{
@@ -1224,7 +1281,27 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					missing_row(tg, "update");
 				if (tg->conflict == BLPG_CONFLICT_OVERWRITE)
 				{
+					const char *lacking = image_lacks2(tg, after, before);
+
+					/* partial images (but for the key) are not the whole row */
+					if (lacking)
+						ereport(ERROR,
+								(errcode(ERRCODE_NO_DATA_FOUND),
+								 errmsg("row to update not found in %s, and the row images lack column \"%s\" to insert it whole",
+										tg->rel_name, lacking),
+								 errdetail("The conflict policy is overwrite, but with binlog_row_image MINIMAL or NOBLOB an update carries only the changed columns."),
+								 errhint("The target diverged from the source: fix the row (or copy the table again with binlog_fdw.snapshot()), then apply again.")));
 					fill_slot(ts, tg, tg->newslot, after, before, true);
+					/* columns the update did not change: from the before image */
+					for (int c = 0; c < tg->nconv; c++)
+					{
+						blpg_col_conv *cc = &tg->conv[c];
+
+						if (after->values[cc->src].kind == BL_VAL_ABSENT)
+							tg->newslot->tts_values[cc->attnum - 1] =
+								blpg_convert(cc, &tg->table->cols[cc->src], &before->values[cc->src],
+											 NULL, ts->opts, &tg->newslot->tts_isnull[cc->attnum - 1]);
+					}
 					insert_slot(tg, tg->newslot);
 				}
 				break;

@@ -20,12 +20,22 @@
  *	  ENUM                       text
  *	  SET                        text[]
  *	  JSON                       jsonb
- *	  GEOMETRY and subtypes      bytea (SRID + WKB)
+ *	  GEOMETRY and subtypes      PostGIS geometry (POINT: geometry(Point), ...)
+ *	                             when the postgis extension is installed in
+ *	                             the database, else bytea (EWKB)
  *	  VECTOR(n)                  real[]
  */
 #include "apply/apply.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "utils/fmgroids.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 static bool
 starts(const char *s, const char *word)
@@ -49,6 +59,52 @@ type_args(const char *s, int *a, int *b)
 	p = strchr(p, ',');
 	if (p && (strchr(s, ')') == NULL || p < strchr(s, ')')))
 		*b = atoi(p + 1);
+}
+
+/* The schema of an extension (PostgreSQL 15 does not export this). */
+static Oid
+extension_schema(Oid ext)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/*
+ * GEOMETRY and its subtypes: PostGIS's geometry (qualified by the
+ * extension's schema) with the subtype as typmod when postgis is installed
+ * in this database, else bytea holding EWKB.  No SRID in the typmod: a
+ * MySQL column may hold values of several SRIDs, each value keeps its own.
+ */
+static const char *
+geometry_type(const char *t)
+{
+	static const char *const subtypes[][2] = {
+		{"point", "Point"}, {"linestring", "LineString"}, {"polygon", "Polygon"},
+		{"multipoint", "MultiPoint"}, {"multilinestring", "MultiLineString"},
+		{"multipolygon", "MultiPolygon"}, {"geometrycollection", "GeometryCollection"},
+		{"geomcollection", "GeometryCollection"}};
+	Oid			ext = get_extension_oid("postgis", true);
+	char	   *nsp;
+
+	if (!OidIsValid(ext) || (nsp = get_namespace_name(extension_schema(ext))) == NULL)
+		return "bytea";
+	for (int i = 0; i < (int) lengthof(subtypes); i++)
+		if (starts(t, subtypes[i][0]))
+			return psprintf("%s.geometry(%s)", quote_identifier(nsp), subtypes[i][1]);
+	return psprintf("%s.geometry", quote_identifier(nsp));
 }
 
 const char *
@@ -117,7 +173,7 @@ blpg_map_type(const char *t, const blpg_apply_options *opts)
 		starts(t, "polygon") || starts(t, "multipoint") || starts(t, "multilinestring") ||
 		starts(t, "multipolygon") || starts(t, "geometrycollection") ||
 		starts(t, "geomcollection"))
-		return "bytea";
+		return geometry_type(t);
 	if (starts(t, "vector"))
 		return "real[]";
 	if (starts(t, "bool") || starts(t, "boolean"))

@@ -9,6 +9,7 @@
 #include "bl_charset.h"
 #include "bl_decimal.h"
 #include "bl_digits.h"
+#include "bl_geometry.h"
 #include "bl_json_binary.h"
 
 #include <math.h>
@@ -49,17 +50,15 @@ bl_buf_put_i64(bl_buf *b, int64_t v)
 	b->len = (size_t) (o - b->data);
 }
 
-void
-bl_buf_put_hex_json(bl_buf *b, const uint8_t *data, size_t len)
+/* Append the hex digits of data (no prefix). */
+static void
+put_hex_digits(bl_buf *b, const uint8_t *data, size_t len)
 {
 	char	   *o;
 
-	if (!bl_buf_reserve(b, 3 + 2 * len))
+	if (!bl_buf_reserve(b, 2 * len))
 		return;
 	o = b->data + b->len;
-	*o++ = '\\';
-	*o++ = '\\';
-	*o++ = 'x';
 	for (size_t i = 0; i < len; i++)
 	{
 		*o++ = hexdigits[data[i] >> 4];
@@ -67,6 +66,13 @@ bl_buf_put_hex_json(bl_buf *b, const uint8_t *data, size_t len)
 	}
 	b->len = (size_t) (o - b->data);
 	b->data[b->len] = '\0';
+}
+
+void
+bl_buf_put_hex_json(bl_buf *b, const uint8_t *data, size_t len)
+{
+	bl_buf_append(b, "\\\\x", 3);
+	put_hex_digits(b, data, len);
 }
 
 /*
@@ -288,6 +294,23 @@ put_string(const bl_column *col, const uint8_t *p, size_t len, bl_buf *out,
 	return 0;
 }
 
+/* GEOMETRY: "\\x<hex of EWKB>" (bl_geometry.h) */
+static int
+put_geometry(const uint8_t *p, size_t len, bl_buf *out, bl_error *err)
+{
+	uint8_t		hdr[BL_EWKB_HEADER_MAX];
+	size_t		hdrlen,
+				rest;
+
+	if (bl_geometry_ewkb_parts(p, len, hdr, &hdrlen, &rest, err) != 0)
+		return -1;
+	bl_buf_putc(out, '"');
+	bl_buf_put_hex_json(out, hdr, hdrlen);
+	put_hex_digits(out, p + rest, len - rest);
+	bl_buf_putc(out, '"');
+	return 0;
+}
+
 static void
 put_member(const bl_column *col, uint64_t index, bl_buf *out, bl_error *err)
 {
@@ -335,11 +358,12 @@ bl_value_to_json(const bl_column *col, const bl_value *v,
 		case BL_VAL_STRING:
 			return put_string(col, v->v.raw.ptr, v->v.raw.len, out, err);
 		case BL_VAL_BINARY:
-		case BL_VAL_GEOMETRY:
 			bl_buf_putc(out, '"');
 			bl_buf_put_hex_json(out, v->v.raw.ptr, v->v.raw.len);
 			bl_buf_putc(out, '"');
 			return 0;
+		case BL_VAL_GEOMETRY:
+			return put_geometry(v->v.raw.ptr, v->v.raw.len, out, err);
 		case BL_VAL_BIT:
 			{
 				char		bits[65];

@@ -7,8 +7,9 @@
  *                                      digits; FLOAT/DOUBLE shortest
  *                                      round-trip form)
  *   CHAR/VARCHAR/TEXT, ENUM            JSON strings, converted to UTF-8
- *   BINARY/VARBINARY/BLOB, GEOMETRY    "\\x<hex>" (PostgreSQL bytea text form;
- *                                      GEOMETRY is MySQL's SRID + WKB)
+ *   BINARY/VARBINARY/BLOB              "\\x<hex>" (PostgreSQL bytea text form)
+ *   GEOMETRY                           "\\x<hex of EWKB>" (bl_geometry.h:
+ *                                      the SRID inside, ST_GeomFromEWKB reads it)
  *   SET                                array of member strings
  *   BIT(n)                             string of n '0'/'1' digits
  *   YEAR                               number

@@ -186,6 +186,42 @@ has_global_privilege(MYSQL *conn, const char *const *names)
 	return found;
 }
 
+/*
+ * Does SHOW GRANTS give the current user SELECT anywhere (globally, on a
+ * database, a table or columns)?  information_schema shows a table's
+ * columns only to an account with a privilege on it.
+ */
+static bool
+has_some_select(MYSQL *conn)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	bool		found = false;
+
+	if (mysql_query(conn, "SHOW GRANTS FOR CURRENT_USER()") != 0)
+		return true;			/* cannot tell */
+	res = mysql_store_result(conn);
+	if (res == NULL)
+		return true;
+	while (!found && (row = mysql_fetch_row(res)))
+	{
+		const char *g = row[0];
+		const char *on = g ? strstr(g, " ON ") : NULL;
+		const char *sel;
+
+		if (on == NULL || strncmp(g, "GRANT ", 6) != 0)
+			continue;
+		if ((sel = strstr(g, "ALL PRIVILEGES")) != NULL && sel < on)
+			found = true;
+		for (sel = g + 6; !found && (sel = strstr(sel, "SELECT")) != NULL && sel < on; sel += 6)
+			if ((sel[-1] == ' ' || sel[-1] == ',') &&
+				(sel[6] == ',' || sel[6] == ' ' || sel[6] == '('))
+				found = true;
+	}
+	mysql_free_result(res);
+	return found;
+}
+
 int
 bl_source_check(bl_source *src, bl_error *err)
 {
@@ -213,6 +249,11 @@ bl_source_check(bl_source *src, bl_error *err)
 							"the source account \"%s\" lacks the %s privilege needed to read binlog positions; grant it with: GRANT %s ON *.* TO '%s'@'%%'",
 							user, info->is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT",
 							info->is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT", user);
+	/* column names then come from information_schema */
+	if (strcasecmp(info->binlog_row_metadata, "FULL") != 0 && !has_some_select(src->conn))
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source account \"%s\" lacks the SELECT privilege, which reading column names from information_schema needs (binlog_row_metadata is %s); grant it with: GRANT SELECT ON *.* TO '%s'@'%%' (or on the captured databases), or set binlog_row_metadata=FULL on the source",
+							user, info->binlog_row_metadata[0] ? info->binlog_row_metadata : "MINIMAL", user);
 	if (src->opts.server_id == info->server_id)
 		return bl_error_set(err, BL_ERR_UNSUPPORTED,
 							"server_id %u is the source's own server_id; choose a server_id that no server in the replication topology uses",
@@ -236,6 +277,31 @@ bl_source_check(bl_source *src, bl_error *err)
 		if (res)
 			mysql_free_result(res);
 	}
+	return 0;
+}
+
+int
+bl_source_function_defaults(bl_source *src, bl_source_default_fn fn, void *arg, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	const char *sql =
+		"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT "
+		"FROM information_schema.COLUMNS "
+		"WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') "
+		"AND (EXTRA LIKE '%DEFAULT_GENERATED%' OR UPPER(COLUMN_DEFAULT) LIKE 'CURRENT_TIMESTAMP%' "
+		"OR UPPER(COLUMN_DEFAULT) LIKE 'NOW(%') "
+		"ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION";
+
+	if (mysql_query(src->conn, sql) != 0)
+		return bl_mysql_fail(src->conn, err, "reading the column defaults of the source's tables");
+	res = mysql_store_result(src->conn);
+	if (res == NULL)
+		return bl_mysql_fail(src->conn, err, "reading the column defaults of the source's tables");
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] && row[1] && row[2])
+			fn(arg, row[0], row[1], row[2], row[3] ? row[3] : "");
+	mysql_free_result(res);
 	return 0;
 }
 

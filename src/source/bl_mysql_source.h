@@ -57,10 +57,24 @@ extern const bl_source_info *bl_source_get_info(const bl_source *src);
 
 /*
  * The checks a CDC replica needs, each failing with a message that names
- * the fix: binlog enabled, binlog_format=ROW, replication privileges, our
- * server_id differing from the source's and from its other replicas.
+ * the fix: binlog enabled, binlog_format=ROW, replication privileges,
+ * SELECT when column names come from information_schema (binlog_row_metadata
+ * not FULL), our server_id differing from the source's and from its other
+ * replicas.
  */
 extern int	bl_source_check(bl_source *src, bl_error *err);
+
+/*
+ * The columns of the server's tables whose default is computed when a row
+ * is inserted (CURRENT_TIMESTAMP, expressions such as UUID()), by
+ * information_schema: fn(arg, schema, table, column, default text) each.
+ * With a row image that is not FULL, MySQL leaves out of an insert's image
+ * the columns the statement did not give (MariaDB logs these columns).
+ */
+typedef void (*bl_source_default_fn) (void *arg, const char *schema, const char *table,
+									  const char *column, const char *default_text);
+extern int	bl_source_function_defaults(bl_source *src, bl_source_default_fn fn, void *arg,
+										bl_error *err);
 
 /*
  * Resolve opts->start, set the session variables of a replica (checksum,

@@ -12,7 +12,7 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_status);
 
-#define STATUS_COLS 34
+#define STATUS_COLS 36
 
 static Datum
 text_or_null(const char *s, bool *isnull)
@@ -111,6 +111,10 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		c++;
 		values[c] = TimestampTzGetDatum(s.apply_error_time);
 		nulls[c++] = s.apply_error_time == 0;
+		values[c] = text_or_null(s.binlog_row_image, &nulls[c]);
+		c++;
+		values[c] = text_or_null(s.source_notice, &nulls[c]);
+		c++;
 		Assert(c == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

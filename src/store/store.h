@@ -108,6 +108,8 @@ typedef struct blpg_slot
 	TimestampTz connected_since;
 	char		source_version[64];
 	char		binlog_format[16];
+	char		binlog_row_image[16];
+	char		source_notice[BLPG_ERROR_LEN];	/* row image not FULL, ... */
 	char		source_host[BLPG_HOST_LEN];	/* streamed from (or tried) */
 
 	/* the ring: byte offsets are logical and only grow */

@@ -66,6 +66,8 @@ typedef struct worker_ctx
 	int			streamed_host;	/* host of the last streaming session, or -1 */
 	bool		by_gtid;		/* host list: resume by MariaDB GTID state */
 	bool		reconnect_now;	/* the sink asked for a new session */
+	char	   *row_image_base; /* the row image notice last logged, and */
+	char	   *row_image_full; /* with its warnings (TopMemoryContext) */
 
 	/* resources of the current session, released by end_session() */
 	bl_source  *src;
@@ -432,6 +434,94 @@ advance_past_filtered(worker_ctx *w)
 	}
 }
 
+typedef struct function_defaults
+{
+	worker_ctx *w;
+	StringInfoData list;		/* "db.t.col (default), ..." */
+	int			n;
+} function_defaults;
+
+static void
+function_default_found(void *arg, const char *schema, const char *table,
+					   const char *column, const char *default_text)
+{
+	function_defaults *fd = arg;
+
+	if (!blpg_filter_match(fd->w->filter, schema, strlen(schema), table, strlen(table)))
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("source \"%s\": column %s.%s.%s has the default %s, which a row image that is not FULL does not carry: apply gives such rows the target's own default",
+					fd->w->cfg->server_name, schema, table, column, default_text),
+			 errdetail("MySQL leaves the columns an INSERT does not name out of the row image when binlog_row_image is MINIMAL or NOBLOB, so their value computed on the source is not in the binlog."),
+			 errhint("Set binlog_row_image=FULL on the source to reproduce these values exactly.")));
+	appendStringInfo(&fd->list, "%s%s.%s.%s (%s)", fd->n++ ? ", " : "", schema, table, column,
+					 default_text);
+}
+
+/*
+ * A row image that is not FULL is not an error: apply writes the columns
+ * present (inserts take the target's defaults for the others).  Said once
+ * per worker in the log and kept in the status view; on MySQL, columns of
+ * captured tables whose default is computed at insert are warned about
+ * (MariaDB logs such columns in the image, MySQL does not).
+ */
+static void
+row_image_notice(worker_ctx *w, const bl_source_info *info)
+{
+	StringInfoData notice;
+	MemoryContext old;
+
+	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+	strlcpy(w->slot->binlog_row_image, info->binlog_row_image, sizeof(w->slot->binlog_row_image));
+	w->slot->source_notice[0] = '\0';
+	LWLockRelease(&w->slot->lock);
+	if (info->binlog_row_image[0] == '\0' || pg_strcasecmp(info->binlog_row_image, "FULL") == 0)
+		return;
+	initStringInfo(&notice);
+	appendStringInfo(&notice, "binlog_row_image is %s: row images hold the key and the columns a statement gave or changed%s; apply updates only the columns present and inserts take the target's defaults for the others",
+					 info->binlog_row_image,
+					 pg_strcasecmp(info->binlog_row_image, "NOBLOB") == 0 ?
+					 " (all columns but unchanged BLOB and TEXT ones)" : "");
+	/* told already (a reconnect): the same notice, no new warnings */
+	if (w->row_image_base == NULL || strcmp(w->row_image_base, notice.data) != 0)
+	{
+		char	   *base = pstrdup(notice.data);
+
+		if (!info->is_mariadb)
+		{
+			function_defaults fd;
+			bl_error	err;
+
+			memset(&err, 0, sizeof(err));
+			fd.w = w;
+			fd.n = 0;
+			initStringInfo(&fd.list);
+			if (bl_source_function_defaults(w->src, function_default_found, &fd, &err) != 0)
+				ereport(WARNING,
+						(errcode(ERRCODE_WARNING),
+						 errmsg("source \"%s\": %s", w->cfg->server_name, err.message)));
+			if (fd.n)
+				appendStringInfo(&notice, "; not reproduced exactly (computed MySQL defaults): %s",
+								 fd.list.data);
+		}
+		ereport(LOG,
+				(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+				 errmsg("source \"%s\": %s", w->cfg->server_name, notice.data)));
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		if (w->row_image_base)
+			pfree(w->row_image_base);
+		if (w->row_image_full)
+			pfree(w->row_image_full);
+		w->row_image_base = pstrdup(base);
+		w->row_image_full = pstrdup(notice.data);
+		MemoryContextSwitchTo(old);
+	}
+	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+	strlcpy(w->slot->source_notice, w->row_image_full, sizeof(w->slot->source_notice));
+	LWLockRelease(&w->slot->lock);
+}
+
 static void
 run_session(worker_ctx *w)
 {
@@ -463,6 +553,7 @@ run_session(worker_ctx *w)
 		set_state(slot, BLPG_STATE_ERROR);
 		source_error(w, &err);
 	}
+	row_image_notice(w, info);
 	if (w->by_gtid && !info->is_mariadb)
 	{
 		set_state(slot, BLPG_STATE_ERROR);

@@ -17,6 +17,10 @@ Cases (one "ok - apply-convergence/NAME" line each):
   converge/loop, converge/continuous
                       no fault; apply() called in a loop by a client, or
                       the continuous apply worker (server option continuous)
+  converge-minimal/*  the same with the writer's sessions at
+                      binlog_row_image=MINIMAL and half the inserts naming
+                      only some columns (partial images: defaults, updates
+                      of some columns, key updates, deletes)
   worker-sigkill/*    kill -9 of the source's worker mid-apply (the
                       postmaster restarts the cluster)
   pg-immediate/*      pg_ctl stop -m immediate and start, mid-apply
@@ -223,12 +227,12 @@ class WriterThread(threading.Thread):
 class Conv:
     """A database, its writer, its source and its apply driver."""
 
-    def __init__(self, name, mode, seed, alters=True):
+    def __init__(self, name, mode, seed, alters=True, row_image=None):
         self.name = name
         self.mode = mode
         self.db = 'cv_' + re.sub(r'[^a-z0-9]+', '_', name)
         self.server = 's_' + re.sub(r'[^a-z0-9]+', '_', name)
-        self.writer = TypedWriter(MDB, self.db, seed, alters=alters)
+        self.writer = TypedWriter(MDB, self.db, seed, alters=alters, row_image=row_image)
         self.loop = None
         self.wt = None
         self.apply_errors = []      # continuous: distinct status.apply_error
@@ -350,12 +354,13 @@ class Conv:
                 % (w.txns, w.changes, w.ddl, len(w.errors), extra))
 
 
-def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5):
+def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=None):
     """
     The common course: setup, writes, snapshot at 15% of them, start,
     fault(conv) once fault_at of the writes are done, the rest, converge.
+    row_image: the writer's binlog_row_image (partial images).
     """
-    c = Conv(name, mode, seed)
+    c = Conv(name, mode, seed, row_image=row_image)
     try:
         c.setup()
         c.write(ntxns, rate)
@@ -451,6 +456,10 @@ FAULTS = [
 for _mode in ('loop', 'continuous'):
     case('converge/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-' + _m, _m, seed, 3 * TXNS, 120))
+for _mode in ('loop', 'continuous'):
+    case('converge-minimal/%s' % _mode)(
+        lambda seed, _m=_mode: run_conv('converge-minimal-' + _m, _m, seed, TXNS, 120,
+                                        row_image='MINIMAL'))
 for _fname, _ffn in FAULTS:
     for _mode in ('loop', 'continuous'):
         case('%s/%s' % (_fname, _mode))(

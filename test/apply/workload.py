@@ -284,9 +284,13 @@ class TypedWriter:
     fraction of the run and hooks at theirs; setting halt ends it early.
     """
 
-    def __init__(self, mdb, db, seed, alters=True):
+    def __init__(self, mdb, db, seed, alters=True, row_image=None):
         self.mdb = mdb
         self.db = db
+        # binlog_row_image of the writer's sessions (MINIMAL, NOBLOB); with
+        # one, half the inserts name only some columns (the others take
+        # their defaults, which such images leave out)
+        self.row_image = row_image
         self.rng = random.Random(seed)
         self.cols = {t: list(TABLES[t]['cols']) for t in TABLE_NAMES}
         self.keys = {t: [] for t in DATA_TABLES}
@@ -327,6 +331,8 @@ class TypedWriter:
         self.conn = self.mdb.connect(db=self.db, autocommit=False)
         with self.conn.cursor() as cur:
             cur.execute("SET time_zone = '+00:00'")
+            if self.row_image:
+                cur.execute("SET SESSION binlog_row_image = '%s'" % self.row_image)
 
     def close(self):
         if self.conn is not None:
@@ -404,11 +410,15 @@ class TypedWriter:
         keycols = TABLES[t]['key']
         if inserts_only or r < 0.45 or nlive < 5:
             n = rng.choice([1, 1, 1, 2, 3, 8])
-            names = keycols + [c[0] for c in self.cols[t]]
+            given = list(range(len(self.cols[t])))
+            if self.row_image and rng.random() < 0.5:
+                given = sorted(rng.sample(given, rng.randint(0, len(given))))
+            names = keycols + [self.cols[t][i][0] for i in given]
             rows = []
             for _ in range(n):
                 k = self._new_key(t)
-                rows.append((list(k) if isinstance(k, tuple) else [k]) + self._row(t))
+                vals = self._row(t)
+                rows.append((list(k) if isinstance(k, tuple) else [k]) + [vals[i] for i in given])
                 added.append((t, k))
             cur.executemany('INSERT INTO %s (%s) VALUES (%s)' % (
                 t, ', '.join(names), ', '.join(['%s'] * len(names))), rows)

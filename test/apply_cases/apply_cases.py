@@ -36,6 +36,14 @@ Cases:
   transactions     multi-table transactions never half visible to a
                    concurrent reader; apply(max_changes) stops at transaction
                    boundaries; a transaction larger than a batch applies whole
+  row-image-minimal, row-image-noblob
+                   partial row images on throwaway MariaDB instances:
+                   defaults, updates of some columns, keys, BLOB/TEXT columns,
+                   through apply() and continuous mode (cases_images.py)
+  geometry-bytea, geometry-postgis
+                   GEOMETRY columns as EWKB bytea, and as PostGIS geometry
+                   when the extension is in the target database
+                   (cases_geometry.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -50,6 +58,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg2                                     # noqa: E402
 
 import cases_ddl                                    # noqa: E402
+import cases_geometry                               # noqa: E402
+import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_security                               # noqa: E402
 import apply_types                                  # noqa: E402
@@ -68,6 +78,7 @@ def cleanup(conn_pg_admin, m):
         except psycopg2.Error as e:
             log('cleanup: %s' % str(e).strip())
         q(conn_pg_admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
+    q(conn_pg_admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % cases_geometry.GIS_DB)
     for role in ('blf_ac_writer', 'blf_ac_nopriv', 'blf_ac_plain'):
         if q1(conn_pg_admin, 'SELECT count(*) FROM pg_roles WHERE rolname = %s', (role,)):
             q(conn_pg_admin, 'DROP ROLE %s' % role)
@@ -103,6 +114,10 @@ def main():
         ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),
         ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
+        ('row-image-minimal', lambda: cases_images.case_minimal(conn_box[0], m)),
+        ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
+        ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),
+        ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

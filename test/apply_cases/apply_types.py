@@ -18,8 +18,9 @@ Canonical forms (PostgreSQL side <-> MariaDB side):
   strings, ENUM      str                   col              <-> SELECT col (utf8mb4)
   SET                list of members       text[]           <-> split at ','
   JSON (MariaDB)     parsed, exact numbers col::text        <-> SELECT col
-  binary, GEOMETRY,  lowercase hex         encode(col,'hex') <-> HEX(col): BINARY(n)
-  INET6, UUID                                                   padded to n bytes
+  binary, INET6,     lowercase hex         encode(col,'hex') <-> HEX(col): BINARY(n)
+  UUID                                                          padded to n bytes
+  GEOMETRY           lowercase hex of EWKB encode(col,'hex') <-> HEX(col) (SRID + WKB) as EWKB
 """
 
 import copy
@@ -198,6 +199,8 @@ def mdb_canon(c, v, zero='null'):
         return v.split(',') if v else []
     if k in ('binary', 'fixbin'):
         return v.lower()
+    if k == 'geom':
+        return values.mysql_geom_to_ewkb(v)
     raise ValueError(k)
 
 
@@ -212,7 +215,7 @@ def pg_expr(c, pgtype=None):
         return '(extract(epoch FROM %s) * 1000000)::bigint' % n
     if k == 'text' and c.name == 'j':
         return n + '::text'
-    if k in ('binary', 'fixbin'):
+    if k in ('binary', 'fixbin', 'geom'):
         return "encode(%s, 'hex')" % n
     return n
 

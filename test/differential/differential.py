@@ -52,7 +52,7 @@ Canonical forms (decoder side <-> MariaDB side), see canon_* below:
   BINARY(n)/INET6/UUID  hex right-padded with 00 to n bytes (the binlog
                       drops trailing zero bytes of fixed-length binary
                       strings; MariaDB pads them on read)
-  GEOMETRY            hex of SRID + WKB       <-> HEX(col)
+  GEOMETRY            hex of EWKB             <-> HEX(col) (SRID + WKB) as EWKB
 """
 
 import collections
@@ -183,11 +183,27 @@ def truth_canon(c, v):
         return v
     if k == 'set':
         return v.split(',') if v else []
-    if k in ('binary', 'geom'):
+    if k == 'binary':
         return v.lower()
+    if k == 'geom':
+        return mysql_geom_to_ewkb(v)
     if k == 'fixbin':
         return v.lower()
     raise ValueError('unknown kind ' + k)
+
+
+def mysql_geom_to_ewkb(h):
+    """MySQL's internal geometry (hex: 4-byte little-endian SRID, then WKB)
+    as EWKB (hex): the SRID flag 0x20000000 in the outer type and the SRID
+    after it, in the WKB's byte order; SRID 0 gives plain WKB."""
+    b = bytes.fromhex(h)
+    srid = struct.unpack('<I', b[:4])[0]
+    wkb = b[4:]
+    if srid == 0:
+        return wkb.hex()
+    fmt = '<I' if wkb[0] == 1 else '>I'
+    typ = struct.unpack(fmt, wkb[1:5])[0] | 0x20000000
+    return (wkb[:1] + struct.pack(fmt, typ) + struct.pack(fmt, srid) + wkb[5:]).hex()
 
 
 def dec_canon(c, v):

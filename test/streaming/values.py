@@ -18,7 +18,7 @@ edge values, and the canonical forms used to compare a row image of get()
   binary strings      "\\x" + lowercase hex      <-> HEX(col)
   BINARY(n), INET6, UUID  the same, right-padded with 00 to n bytes (the
                       binlog drops trailing zero bytes; MariaDB pads)
-  GEOMETRY            "\\x" + hex of SRID + WKB  <-> HEX(col)
+  GEOMETRY            "\\x" + hex of EWKB      <-> HEX(col) (SRID + WKB) as EWKB
 """
 
 import struct
@@ -57,6 +57,21 @@ def latin1(b):
 
 def geom(wkt, srid=0):
     return Raw("ST_GeomFromText('%s', %d)" % (wkt, srid))
+
+
+def mysql_geom_to_ewkb(h):
+    """MySQL's internal geometry (hex: 4-byte little-endian SRID, then WKB)
+    as EWKB (hex), as PostGIS writes it: the SRID flag 0x20000000 in the
+    outer type and the SRID after it, in the WKB's byte order; SRID 0 gives
+    plain WKB."""
+    b = bytes.fromhex(h)
+    srid = struct.unpack('<I', b[:4])[0]
+    wkb = b[4:]
+    if srid == 0:
+        return wkb.hex()
+    fmt = '<I' if wkb[0] == 1 else '>I'
+    typ = struct.unpack(fmt, wkb[1:5])[0] | 0x20000000
+    return (wkb[:1] + struct.pack(fmt, typ) + struct.pack(fmt, srid) + wkb[5:]).hex()
 
 
 class Col:
@@ -170,11 +185,11 @@ def columns():
             ','.join('m%02d' % i for i in range(64)), '', None, 'm63', 'm00', 'm31,m32', 'm01']),
         Col('j', 'JSON', 'text', ['{"a": [1, 2.5, "😀", null, true]}', '[]', None, '{}', '"x"', '1e308',
                                   '{"k": "v\\"q"}']),
-        Col('g', 'GEOMETRY', 'binary', [
+        Col('g', 'GEOMETRY', 'geom', [
             geom('POINT(1 2)', 4326), geom('POLYGON((0 0,1 0,1 1,0 1,0 0))'), None,
             geom('LINESTRING(0 0,1 1,2 2)'), geom('GEOMETRYCOLLECTION(POINT(1 1),LINESTRING(0 0,1 1))'),
             geom('MULTIPOINT(1 1,2 2)', 3857), geom('POINT(-1.5 1e300)')]),
-        Col('pt', 'POINT', 'binary', [geom('POINT(0 0)'), geom('POINT(-180 90)', 4326), None,
+        Col('pt', 'POINT', 'geom', [geom('POINT(0 0)'), geom('POINT(-180 90)', 4326), None,
                                       geom('POINT(1e-300 -0.5)'), geom('POINT(3 4)'), geom('POINT(5 6)'),
                                       geom('POINT(7 8)')]),
         Col('ip', 'INET6', 'fixbin', ['::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', None, '::1',
@@ -208,7 +223,7 @@ def select_expr(c):
         return 'CAST(%s AS DOUBLE)' % q
     if c.kind == 'bit':
         return 'CAST(%s AS UNSIGNED)' % q
-    if c.kind in ('binary', 'fixbin'):
+    if c.kind in ('binary', 'fixbin', 'geom'):
         return 'HEX(%s)' % q
     raise ValueError(c.kind)
 
@@ -251,6 +266,8 @@ def truth_canon(c, v):
         return ('list', v.split(',') if v else [])
     if k == 'binary':
         return ('str', v.lower())
+    if k == 'geom':
+        return ('str', mysql_geom_to_ewkb(v))
     if k == 'fixbin':
         return ('str', v.lower())
     raise ValueError(k)
@@ -289,7 +306,7 @@ def image_canon(c, v):
             if isinstance(v, list) and all(isinstance(m, str) and not isinstance(m, Num) for m in v):
                 return ('list', list(v))
             return bad
-        if k == 'binary':
+        if k in ('binary', 'geom'):
             return ('str', v[2:]) if isstr and v.startswith('\\x') else bad
         if k == 'fixbin':
             if isstr and v.startswith('\\x') and len(v) - 2 <= 2 * c.fixlen:

@@ -26,6 +26,10 @@ Cases (one "ok - streaming-faults/NAME" line each, TLS one per mode):
                         reset + start at 'current' works
   tls/*                 verify-full, verify-ca, wrong CA, host name not in
                         the certificate, require without CA, disable
+  precondition/*, checksum-none
+                        each precondition a clear error naming the fix, a
+                        row image that is not FULL a notice, binlog_checksum
+                        NONE streaming correctly (preconditions.py)
 
 usage: faults.py [CASE...]   (default all; a prefix such as "tls" works)
 
@@ -484,6 +488,12 @@ def purged_binlog(seed):
 
 # ---------------------------------------------------------------------------
 # TLS
+
+
+# preconditions and binlog_checksum NONE (preconditions.py)
+import preconditions  # noqa: E402
+
+preconditions.register(case, PG, Run)
 
 def make_certs(d):
     os.makedirs(d, exist_ok=True)

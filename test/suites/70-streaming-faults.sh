@@ -9,8 +9,9 @@
 # test/streaming_faults/faults.py for the cases and their environment.
 #
 # Instances of its own (destroyed at the end): MariaDB "faults" (port
-# BLF_FAULTS_MARIADB_PORT, 3415) and "faults-tls" (BLF_FAULTS_TLS_PORT,
-# 3416), PostgreSQL "faults" (BLF_FAULTS_PG_PORT, 5445) started with
+# BLF_FAULTS_MARIADB_PORT, 3415), "faults-tls" (BLF_FAULTS_TLS_PORT,
+# 3416) and "faults-pre" (BLF_FAULTS_PRE_PORT, 3417: preconditions,
+# binlog_checksum NONE), PostgreSQL "faults" (BLF_FAULTS_PG_PORT, 5445) started with
 # binlog_fdw.ring_size=1MB.  Arguments select cases (e.g. "tls",
 # "backpressure"); BLF_FAULTS_KEEP=1 keeps the instances.
 set -euo pipefail
@@ -20,6 +21,7 @@ cd "$BLF_ROOT"
 export BLF_FAULTS_MARIADB_PORT=${BLF_FAULTS_MARIADB_PORT:-3415}
 export BLF_FAULTS_TLS_PORT=${BLF_FAULTS_TLS_PORT:-3416}
 export BLF_FAULTS_PG_PORT=${BLF_FAULTS_PG_PORT:-5445}
+export BLF_FAULTS_PRE_PORT=${BLF_FAULTS_PRE_PORT:-3417}
 : "${BLF_SUITE_TMP:=$BLF_RUN/tmp/streaming-faults}"
 export BLF_SUITE_TMP
 mkdir -p "$BLF_SUITE_TMP"
@@ -42,6 +44,7 @@ cleanup() {
 	[ "${BLF_FAULTS_KEEP:-0}" = 1 ] && return 0
 	bash scripts/mariadb.sh destroy --name faults >/dev/null 2>&1 || true
 	bash scripts/mariadb.sh destroy --name faults-tls >/dev/null 2>&1 || true
+	bash scripts/mariadb.sh destroy --name faults-pre >/dev/null 2>&1 || true
 	bash scripts/postgres.sh destroy --name faults >/dev/null 2>&1 || true
 	# faults.py removes its /etc/hosts alias itself; this is for a killed run
 	if grep -q -- "$HOSTS_MARK" /etc/hosts 2>/dev/null; then

@@ -9,7 +9,10 @@
 # hostile-names, keys, conflicts, mapping, partitions, insert-rotation,
 # compressed-columns,
 # ddl, snapshot-ddl-race, security,
-# transactions.  BLF_APPLY_CASES=keys,ddl runs a subset.
+# transactions, row-image-minimal, row-image-noblob (throwaway MariaDB
+# instances ac-minimal and ac-noblob on BLF_APPLY_MINIMAL_PORT 3441 and
+# BLF_APPLY_NOBLOB_PORT 3442), geometry-bytea, geometry-postgis (database
+# blf_apply_gis with PostGIS).  BLF_APPLY_CASES=keys,ddl runs a subset.
 #
 # The suite creates and drops its own databases (PostgreSQL blf_apply;
 # MariaDB blf_ac_*), roles blf_ac_* and sources ac_*; it needs no other

@@ -92,6 +92,9 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		values[c++] = CStringGetTextDatum(fs ? fs->servername : s.server_name);
 		values[c] = Int32GetDatum(s.worker_pid);
 		nulls[c++] = s.worker_pid == 0;
+		/* a restart (stop and start committed): the old worker is exiting */
+		if (s.stop_requested)
+			s.state = BLPG_STATE_STARTING;
 		values[c++] = CStringGetTextDatum(blpg_state_name(s.state));
 		values[c] = TimestampTzGetDatum(s.connected_since);
 		nulls[c++] = s.connected_since == 0 || s.state != BLPG_STATE_STREAMING;

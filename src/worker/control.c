@@ -141,7 +141,8 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 	if (!running)
 		PG_RETURN_NULL();
 	ereport(NOTICE,
-			(errmsg("source \"%s\" is already started", server->servername)));
+			(errcode(ERRCODE_DUPLICATE_OBJECT),
+			 errmsg("source \"%s\" is already started", server->servername)));
 	if (pid == 0)
 		PG_RETURN_NULL();		/* its worker is being launched */
 	PG_RETURN_INT32(pid);

@@ -152,7 +152,8 @@ blpg_guard_launch(Oid dboid, Oid serverid, const char *name)
 	if (stopped)
 	{
 		ereport(LOG,
-				(errmsg("binlog_fdw source \"%s\" is left stopped after a crash loop", name),
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("binlog_fdw source \"%s\" is left stopped after a crash loop", name),
 				 errhint("Look for the cause in the server log, then start it with SELECT binlog_fdw.start('%s').", name)));
 		return false;
 	}

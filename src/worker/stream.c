@@ -711,7 +711,8 @@ blpg_worker_main(Datum main_arg)
 		if (dropped)
 		{
 			ereport(LOG,
-					(errmsg("source with server OID %u: the foreign server was dropped; the worker stops",
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("source with server OID %u: the foreign server was dropped; the worker stops",
 							serverid)));
 			forget_source(slot);
 		}

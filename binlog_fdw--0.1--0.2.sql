@@ -8,6 +8,82 @@
 -- one (the upgrade test compares their schema-only dumps).
 
 -- ---------------------------------------------------------------------
+-- source_state: keyed by the server's name (0.1: by its OID, which
+-- pg_dump/restore and pg_upgrade do not keep)
+-- ---------------------------------------------------------------------
+
+ALTER TABLE source_state DROP CONSTRAINT source_state_pkey;
+-- the name of each row's server now (0.1 wrote the name at each ack only)
+UPDATE source_state s SET server_name = f.srvname
+  FROM pg_catalog.pg_foreign_server f
+ WHERE f.oid = s.srvid AND s.server_name IS DISTINCT FROM f.srvname;
+-- a row whose server is gone keeps its name, made unique: it shows as an
+-- orphan in the status view and never passes for another server's
+UPDATE source_state s
+   SET server_name = s.server_name || ' (orphaned, server oid ' || s.srvid || ')'
+ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server f WHERE f.oid = s.srvid)
+   AND EXISTS (SELECT FROM source_state o WHERE o.server_name = s.server_name AND o.srvid <> s.srvid);
+ALTER TABLE source_state ADD PRIMARY KEY (server_name);
+
+-- ---------------------------------------------------------------------
+-- started_sources: what 0.1 kept in $PGDATA/pg_binlog_fdw/autostart
+-- ---------------------------------------------------------------------
+
+CREATE TABLE started_sources (
+    server_name text PRIMARY KEY,
+    started_by regrole NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON started_sources FROM PUBLIC;
+
+-- the sources of this database in 0.1's autostart file (its lines for
+-- this database are removed when the update commits)
+CREATE FUNCTION legacy_autostart(OUT srvid oid, OUT userid oid)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_legacy_autostart' LANGUAGE C;
+INSERT INTO started_sources (server_name, started_by)
+SELECT f.srvname, a.userid::regrole
+  FROM legacy_autostart() a JOIN pg_catalog.pg_foreign_server f ON f.oid = a.srvid
+ON CONFLICT (server_name) DO NOTHING;
+DROP FUNCTION legacy_autostart();
+
+COMMENT ON FUNCTION start(text) IS
+  'start streaming a source when the transaction commits (it starts again with the server); returns the pid of a worker already running, else NULL';
+
+-- ---------------------------------------------------------------------
+-- Event triggers: drops forget by name, renames are followed
+-- ---------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION forget_dropped_servers()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT objid, address_names[1] AS name
+               FROM pg_event_trigger_dropped_objects()
+              WHERE object_type = 'server'
+    LOOP
+        DELETE FROM binlog_fdw.source_state WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.started_sources WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.table_mapping WHERE server_name = r.name;
+    END LOOP;
+END
+$$;
+ALTER EVENT TRIGGER binlog_fdw_forget_dropped_servers ENABLE ALWAYS;
+
+CREATE FUNCTION follow_server_renames()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'binlog_fdw_follow_server_renames' LANGUAGE C;
+REVOKE ALL ON FUNCTION follow_server_renames() FROM PUBLIC;
+CREATE EVENT TRIGGER binlog_fdw_follow_server_renames ON ddl_command_start
+    WHEN TAG IN ('ALTER SERVER')
+    EXECUTE FUNCTION follow_server_renames();
+ALTER EVENT TRIGGER binlog_fdw_follow_server_renames ENABLE ALWAYS;
+
+-- ---------------------------------------------------------------------
 -- Cut-over
 -- ---------------------------------------------------------------------
 

@@ -52,10 +52,15 @@ CREATE FOREIGN DATA WRAPPER binlog_fdw
 
 -- Where each source resumes: the start of the first transaction not fully
 -- acknowledged, and how many of its changes were.  Written by ack() (and by
--- apply) in the caller's transaction.
+-- apply) in the caller's transaction.  Keyed by the server's name, which
+-- pg_dump/restore and pg_upgrade keep (server OIDs they do not) and which
+-- the extension follows through ALTER SERVER ... RENAME; DROP SERVER
+-- forgets the row.  srvid: the OID of the server that last wrote it (a row
+-- whose name matches no server but whose srvid is a server's is refused,
+-- never replaced by that server's "start" option).
 CREATE TABLE source_state (
-    srvid oid PRIMARY KEY,
-    server_name text NOT NULL,
+    srvid oid NOT NULL,
+    server_name text PRIMARY KEY,
     file text,
     pos bigint,
     skip bigint NOT NULL DEFAULT 0,
@@ -66,11 +71,22 @@ CREATE TABLE source_state (
 REVOKE ALL ON source_state FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('source_state', '');
 
+-- The sources start() started and stop() has not stopped: the launcher
+-- starts a worker for each at server start and when a standby is promoted
+-- (the table is replicated and kept by pg_upgrade).  Not dumped: like a
+-- subscription, a source restored from a dump is stopped until start().
+CREATE TABLE started_sources (
+    server_name text PRIMARY KEY,
+    started_by regrole NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON started_sources FROM PUBLIC;
+
 CREATE FUNCTION start(server text)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'binlog_fdw_start' LANGUAGE C STRICT;
 COMMENT ON FUNCTION start(text) IS
-  'start streaming a source (it starts again with the server); returns the worker pid';
+  'start streaming a source when the transaction commits (it starts again with the server); returns the pid of a worker already running, else NULL';
 
 CREATE FUNCTION stop(server text)
 RETURNS boolean
@@ -314,8 +330,10 @@ REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, b
     sync_progress() FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
 
--- A dropped source: its worker stops, its position and table mappings go
--- (a new server of the same name starts afresh, never from a stale position
+-- A dropped source: its worker stops when the DROP commits (the library
+-- sees the drop itself, also that of DROP EXTENSION ... CASCADE), its
+-- position, start and table mappings go with it (a new server of the same
+-- name starts afresh from its "start" option, never from a stale position
 -- or snapshot position).
 CREATE FUNCTION forget_dropped_servers()
 RETURNS event_trigger
@@ -329,10 +347,8 @@ BEGIN
                FROM pg_event_trigger_dropped_objects()
               WHERE object_type = 'server'
     LOOP
-        IF EXISTS (SELECT FROM binlog_fdw.status WHERE server = r.name) THEN
-            PERFORM binlog_fdw.stop(r.name);
-        END IF;
-        DELETE FROM binlog_fdw.source_state WHERE srvid = r.objid;
+        DELETE FROM binlog_fdw.source_state WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.started_sources WHERE server_name = r.name;
         DELETE FROM binlog_fdw.table_mapping WHERE server_name = r.name;
     END LOOP;
 END
@@ -340,6 +356,19 @@ $$;
 REVOKE ALL ON FUNCTION forget_dropped_servers() FROM PUBLIC;
 CREATE EVENT TRIGGER binlog_fdw_forget_dropped_servers ON sql_drop
     EXECUTE FUNCTION forget_dropped_servers();
+-- also with session_replication_role = replica
+ALTER EVENT TRIGGER binlog_fdw_forget_dropped_servers ENABLE ALWAYS;
+
+-- A renamed source: its rows in source_state, started_sources and
+-- table_mapping take the new name in the renaming transaction.
+CREATE FUNCTION follow_server_renames()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'binlog_fdw_follow_server_renames' LANGUAGE C;
+REVOKE ALL ON FUNCTION follow_server_renames() FROM PUBLIC;
+CREATE EVENT TRIGGER binlog_fdw_follow_server_renames ON ddl_command_start
+    WHEN TAG IN ('ALTER SERVER')
+    EXECUTE FUNCTION follow_server_renames();
+ALTER EVENT TRIGGER binlog_fdw_follow_server_renames ENABLE ALWAYS;
 
 -- ---------------------------------------------------------------------
 -- Cut-over

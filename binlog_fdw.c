@@ -3,7 +3,9 @@
  *	  Module entry point of binlog_fdw: library load (_PG_init), where the
  *	  configuration parameters are defined, the prefix "binlog_fdw" is
  *	  reserved, and, when preloaded, shared memory is requested (the
- *	  store's rings, apply's load progress) and the launcher registered.
+ *	  store's rings, apply's load progress), the hook that sees servers
+ *	  dropped installed and the launcher registered (not in pg_upgrade's
+ *	  binary-upgrade mode).
  *	  The one file that sees every part (src/README.md has the layout).
  */
 #include "postgres.h"
@@ -108,5 +110,9 @@ _PG_init(void)
 	shmem_request_hook = shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shmem_startup;
-	blpg_register_launcher();
+	/* DROP SERVER / DROP EXTENSION stop their sources at commit */
+	blpg_server_ddl_init();
+	/* pg_upgrade's servers must not start sources */
+	if (!IsBinaryUpgrade)
+		blpg_register_launcher();
 }

@@ -55,6 +55,18 @@ pg() {
 	printf '%s\n' "$1" | sed -e 's/^/  postgres> /'
 	bash scripts/postgres.sh psql -d blf_demo -q -c "$1"
 }
+# wait_until SQL: until the query returns t (up to 20 s); start() and
+# stop() take effect when their transaction commits, the worker a moment later
+wait_until() {
+	local _
+	for _ in $(seq 1 100); do
+		[ "$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "$1")" = t ] && return 0
+		sleep 0.2
+	done
+	echo "timed out waiting for: $1" >&2
+	return 1
+}
+streaming() { echo "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = '$1' AND state = 'streaming')"; }
 
 # ---- 1. the MySQL side ---------------------------------------------------
 step "1. MariaDB: database shop with customers and orders"
@@ -89,12 +101,9 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER shop
 CREATE SCHEMA shop;"
 pg "SELECT * FROM binlog_fdw.snapshot('shop', ARRAY['shop.customers', 'shop.orders']);"
 pg "\\d shop.orders"
-pg "SELECT binlog_fdw.start('shop') > 0 AS started;"
-for _ in $(seq 1 50); do
-	state=$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "SELECT state FROM binlog_fdw.status WHERE server = 'shop'")
-	[ "$state" = streaming ] && break
-	sleep 0.2
-done
+pg "SELECT binlog_fdw.start('shop');   -- the worker starts when this commits"
+wait_until "$(streaming shop)"
+pg "SELECT server, state, worker_pid IS NOT NULL AS running FROM binlog_fdw.status;"
 
 # ---- 3. changes in MariaDB, seen from PostgreSQL -------------------------
 step "3. MariaDB: a transaction of inserts, updates and deletes"
@@ -117,12 +126,14 @@ pg "SELECT * FROM shop.orders ORDER BY id;"
 
 # ---- the Canal-style consumer on a second source ------------------------
 step "   Any client can consume changes Canal style: get(), then ack() (a second source)"
-pg "CREATE SERVER feed FOREIGN DATA WRAPPER binlog_fdw
+pg "BEGIN;
+CREATE SERVER feed FOREIGN DATA WRAPPER binlog_fdw
   OPTIONS (host '127.0.0.1', port '$BLF_MARIADB_PORT', server_id '4102', include '^shop\\.orders\$');
 CREATE USER MAPPING FOR CURRENT_USER SERVER feed
   OPTIONS (user '$BLF_MYSQL_USER', password '$BLF_MYSQL_PASSWORD');
-SELECT binlog_fdw.start('feed') > 0 AS started;"
-sleep 1
+SELECT binlog_fdw.start('feed');   -- in the transaction that creates the server
+COMMIT;"
+wait_until "$(streaming feed)"
 my "INSERT INTO shop.orders VALUES (4, 1, 1234567.89, 'new', NOW(6), '[1, 2, 3]');"
 sleep 1
 pg "SELECT batch_id, seq, op, table_name, after FROM binlog_fdw.get('feed', 100, 2000);
@@ -134,8 +145,8 @@ pg "SELECT binlog_fdw.stop('feed') AS stopped;"
 # ---- 5. continuous mode --------------------------------------------------
 step "5. Continuous mode: an apply worker applies changes as they arrive"
 pg "ALTER SERVER shop OPTIONS (ADD continuous 'true');"
-pg "SELECT binlog_fdw.stop('shop') AS stopped, binlog_fdw.start('shop') > 0 AS restarted;"
-sleep 2
+pg "SELECT binlog_fdw.stop('shop') AS stopped, binlog_fdw.start('shop') IS NULL AS restarts_at_commit;"
+wait_until "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = 'shop' AND state = 'streaming' AND apply_pid IS NOT NULL)"
 my "INSERT INTO shop.orders VALUES (5, 2, 42.00, 'paid', NOW(6), NULL);
 UPDATE shop.orders SET status = 'paid' WHERE id = 3;
 INSERT INTO shop.customers VALUES (4, 'dmitri', NULL);"

@@ -111,7 +111,7 @@ SELECT binlog_fdw.sync_table('s', 'shop.orders');
 \set VERBOSITY default
 
 -- a started source whose MySQL is not there: nothing to apply or skip
-SELECT binlog_fdw.start('s') > 0 AS started;
+SELECT binlog_fdw.start('s') IS NULL AS starts_at_commit;
 SELECT transactions, rows, ddl, file, pos, gtid, lag_seconds, tables FROM binlog_fdw.apply('s');
 SELECT transactions, rows FROM binlog_fdw.apply('s', 10, 1, 0.2);
 SELECT * FROM binlog_fdw.skip_change('s');

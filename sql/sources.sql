@@ -183,8 +183,9 @@ CREATE SERVER down FOREIGN DATA WRAPPER binlog_fdw
     OPTIONS (host '127.0.0.1', port '1', server_id '9002', connect_timeout '1');
 CREATE USER MAPPING FOR current_user SERVER down OPTIONS (user 'repl', password 'repl');
 CREATE FOREIGN TABLE down_changes (seq bigint, op text, after jsonb) SERVER down;
-SELECT binlog_fdw.start('down') > 0 AS started;
-SELECT binlog_fdw.start('down') IS NOT NULL AS started_again;
+-- start() takes effect at commit: no worker pid yet
+SELECT binlog_fdw.start('down') IS NULL AS starts_at_commit;
+SELECT 1 AS started_again FROM binlog_fdw.start('down');
 SELECT server, state <> 'stopped' AS running, changes_total, changes_unacked,
        ring_bytes_used, ring_entries, batches_out, acked_seq
   FROM binlog_fdw.status;
@@ -219,7 +220,7 @@ SELECT count(*) AS positions FROM binlog_fdw.source_state;
 CREATE SERVER downlist FOREIGN DATA WRAPPER binlog_fdw
     OPTIONS (host '127.0.0.1:1,127.0.0.1:2', server_id '9004', connect_timeout '1');
 CREATE USER MAPPING FOR current_user SERVER downlist OPTIONS (user 'repl', password 'repl');
-SELECT binlog_fdw.start('downlist') > 0 AS started;
+SELECT binlog_fdw.start('downlist') IS NULL AS starts_at_commit;
 DO $$
 BEGIN
   FOR i IN 1..100 LOOP
@@ -240,7 +241,7 @@ RESET client_min_messages;
 
 -- dropping the server of a running source stops it and forgets its
 -- position and table mappings (a new server of that name starts afresh)
-SELECT binlog_fdw.start('down') > 0 AS started;
+SELECT binlog_fdw.start('down') IS NULL AS starts_at_commit;
 SELECT binlog_fdw.map_table('down', 'shop.orders', NULL, NULL, 'skip');
 SELECT count(*) AS positions FROM binlog_fdw.source_state;
 SELECT count(*) AS mappings FROM binlog_fdw.table_mapping;
@@ -252,17 +253,18 @@ SELECT count(*) AS positions FROM binlog_fdw.source_state;
 SELECT count(*) AS mappings FROM binlog_fdw.table_mapping;
 SELECT * FROM binlog_fdw.get('down');
 SELECT binlog_fdw.stop('down') AS stopped;
--- a DROP SERVER rolled back: the server stays, its source was stopped
+-- a DROP SERVER rolled back: the server stays, and so does its source
 CREATE SERVER down2 FOREIGN DATA WRAPPER binlog_fdw
     OPTIONS (host '127.0.0.1', port '1', server_id '9003', connect_timeout '1');
 CREATE USER MAPPING FOR current_user SERVER down2 OPTIONS (user 'repl', password 'repl');
-SELECT binlog_fdw.start('down2') > 0 AS started;
+SELECT binlog_fdw.start('down2') IS NULL AS starts_at_commit;
 BEGIN;
 DROP SERVER down2 CASCADE;
 ROLLBACK;
 SELECT srvname FROM pg_foreign_server WHERE srvname = 'down2';
 SELECT count(*) AS started_sources FROM binlog_fdw.status;
-SELECT binlog_fdw.start('down2') > 0 AS started_again;
+SELECT count(*) AS started_rows FROM binlog_fdw.started_sources;
+SELECT 1 AS started_again FROM binlog_fdw.start('down2');
 SELECT binlog_fdw.stop('down2') AS stopped;
 DROP SERVER down2 CASCADE;
 

@@ -109,7 +109,7 @@ class Bench:
         sampler.start()
         calls = total = 0
         t0 = time.perf_counter()
-        wpid = B.q1(conn, "SELECT binlog_fdw.start('src')")
+        wpid = B.start_source(conn, 'src')
         sampler.watch('worker', wpid)
         perfs = {}
         if profile:
@@ -149,7 +149,7 @@ class Bench:
         sampler = B.MemSampler(0.1)
         sampler.start()
         t0 = time.perf_counter()
-        wpid = B.q1(conn, "SELECT binlog_fdw.start('srcc')")
+        wpid = B.start_source(conn, 'srcc')
         sampler.watch('worker', wpid)
         apid = None
         perfs = {}
@@ -468,7 +468,7 @@ def memory(a):
         base_backend = B.proc_mem(backend)
         sampler.start()
         t0 = time.perf_counter()
-        wpid = B.q1(conn, 'SELECT binlog_fdw.start(%s)', (srv,))
+        wpid = B.start_source(conn, srv)
         sampler.watch('worker', wpid)
         total = 0
         err = None

@@ -209,6 +209,19 @@ def q1(conn, sql, args=None):
     return r[0][0] if r else None
 
 
+def start_source(conn, name, timeout=30):
+    """binlog_fdw.start(name); its worker starts at commit: its pid once it runs."""
+    q(conn, 'SELECT binlog_fdw.start(%s)', (name,))
+    deadline = time.monotonic() + timeout
+    while True:
+        pid = q1(conn, 'SELECT worker_pid FROM binlog_fdw.status WHERE server = %s', (name,))
+        if pid:
+            return pid
+        if time.monotonic() > deadline:
+            raise RuntimeError('the worker of source %s did not start within %ds' % (name, timeout))
+        time.sleep(0.005)
+
+
 def mdb(name, db=None, dict_cursor=False):
     import pymysql
     kw = dict(unix_socket=os.path.join(INST, 'mariadb-%s.sock' % name), user='root',

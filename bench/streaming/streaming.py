@@ -122,7 +122,7 @@ class Bench:
         sampler.start()
         total = nbytes = batches = 0
         t0 = time.perf_counter()
-        wpid = B.q1(conn, "SELECT binlog_fdw.start('src')")
+        wpid = B.start_source(conn, 'src')
         sampler.watch('worker', wpid)
         perfs = {}
         if profile is not None:

@@ -73,6 +73,9 @@ apply_worker_exit(int code, Datum arg)
 	if (slot->apply_pid == MyProcPid)
 		slot->apply_pid = 0;
 	LWLockRelease(&slot->lock);
+	/* stopped: the last one out frees the slot */
+	(void) blpg_release_slot_if_idle(slot);
+	blpg_wake_launcher();
 }
 
 static bool
@@ -94,7 +97,10 @@ blpg_apply_worker_main(Datum main_arg)
 	int			index = DatumGetInt32(main_arg);
 	blpg_slot  *slot;
 	Oid			dboid,
+				serverid,
 				userid;
+	uint64		token;
+	bool		mine;
 	char		server[NAMEDATALEN];
 	MemoryContext cxt;
 
@@ -105,13 +111,22 @@ blpg_apply_worker_main(Datum main_arg)
 	if (index < 0 || index >= blpg_shared->max_sources)
 		proc_exit(0);
 	slot = &blpg_shared->slots[index];
+	memcpy(&token, MyBgworkerEntry->bgw_extra, sizeof(token));
 
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	/* launched for this allocation of the slot, and the only one */
+	mine = slot->in_use && slot->token == token &&
+		(slot->apply_pid == 0 || slot->apply_pid == MyProcPid);
 	dboid = slot->dboid;
+	serverid = slot->serverid;
 	userid = slot->userid;
-	strlcpy(server, slot->server_name, sizeof(server));
-	slot->apply_pid = MyProcPid;
+	if (mine)
+		slot->apply_pid = MyProcPid;
 	LWLockRelease(&slot->lock);
+	LWLockRelease(&blpg_shared->lock);
+	if (!mine)
+		proc_exit(0);
 	before_shmem_exit(apply_worker_exit, PointerGetDatum(slot));
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
@@ -142,6 +157,12 @@ blpg_apply_worker_main(Datum main_arg)
 		pgstat_report_activity(STATE_RUNNING, "binlog_fdw apply");
 		PG_TRY();
 		{
+			/* the server's name now (it may have been renamed) */
+			ForeignServer *fs = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+
+			if (fs == NULL)
+				proc_exit(0);	/* dropped: its stop is on the way */
+			strlcpy(server, fs->servername, sizeof(server));
 			/* up to 10000 rows or 1 s; wait up to 1 s for changes */
 			blpg_apply_run(server, 10000, 1000, 1000, &res);
 			PopActiveSnapshot();

@@ -961,7 +961,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 				strlcpy(state.file, file, sizeof(state.file));
 				state.pos = pos;
 				strlcpy(state.gtid_state, gtid, sizeof(state.gtid_state));
-				blpg_state_save(server->serverid, server->servername, &state);
+				blpg_state_save(server->serverid, &state);
 			}
 		}
 		break;

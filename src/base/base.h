@@ -7,7 +7,7 @@
  *	  owner of the extension's tables.  Below it are only the decoder and
  *	  the MySQL source (plain C, which never include this header).
  *
- * Files: errors.c, options.c, hosts.c, owner.c.  No shared state.
+ * Files: errors.c, options.c, hosts.c, owner.c, tables.c.  No shared state.
  */
 #ifndef BLPG_BASE_H
 #define BLPG_BASE_H
@@ -38,6 +38,18 @@ extern void blpg_require_arg(FunctionCallInfo fcinfo, int argno, const char *wha
  * privileges on those tables.  The queries fn runs must be fixed text.
  */
 extern void blpg_run_as_owner(void (*fn) (void *), void *arg);
+
+/* ---- the tables as a whole (tables.c) ---- */
+
+/*
+ * True while this database has the 0.1 layout of the tables (source_state
+ * keyed by server OID, no started_sources): the library of 0.2 runs with
+ * it until ALTER EXTENSION binlog_fdw UPDATE.
+ */
+extern bool blpg_tables_legacy(void);
+
+/* A server renamed: its rows in every table take the new name (SPI). */
+extern void blpg_tables_rename_server(const char *oldname, const char *newname);
 
 /* ---- the host list of a source (hosts.c) ---- */
 

@@ -1,7 +1,9 @@
 /*
  * status.c
  *	  binlog_fdw.status(): one row per started source, from its slot (the
- *	  binlog_fdw.status view selects it).
+ *	  binlog_fdw.status view selects it), and one per orphaned row of
+ *	  binlog_fdw.source_state (state "orphaned": a position no server of
+ *	  this database has).
  */
 #include "sql/sql.h"
 
@@ -21,6 +23,40 @@ text_or_null(const char *s, bool *isnull)
 	return *isnull ? (Datum) 0 : CStringGetTextDatum(s);
 }
 
+/*
+ * Rows of binlog_fdw.source_state that no server has: state "orphaned",
+ * their position, and what to do in last_error.
+ */
+static void
+put_orphans(ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, blpg_state_orphans())
+	{
+		blpg_orphan *o = lfirst(lc);
+		Datum		values[STATUS_COLS];
+		bool		nulls[STATUS_COLS];
+
+		memset(nulls, true, sizeof(nulls));
+		values[0] = CStringGetTextDatum(o->server_name);
+		nulls[0] = false;
+		values[2] = CStringGetTextDatum("orphaned");
+		nulls[2] = false;
+		values[9] = text_or_null(o->pos.file, &nulls[9]);
+		values[10] = Int64GetDatum((int64) o->pos.pos);
+		nulls[10] = o->pos.file[0] == '\0';
+		values[11] = Int64GetDatum((int64) o->pos.skip);
+		nulls[11] = false;
+		values[12] = text_or_null(o->pos.gtid, &nulls[12]);
+		values[13] = text_or_null(o->pos.gtid_state, &nulls[13]);
+		values[24] = CStringGetTextDatum(psprintf("binlog_fdw.source_state holds this position, recorded by the server with OID %u, but this database has no binlog_fdw server of that name; a server created with the name resumes from it. If the server was renamed, give the row its new name; if nothing needs it, delete it",
+												  o->srvid));
+		nulls[24] = false;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
 Datum
 binlog_fdw_status(PG_FUNCTION_ARGS)
 {
@@ -36,9 +72,11 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		bool		nulls[STATUS_COLS];
 		TimestampTz now = GetCurrentTimestamp();
 		int			c = 0;
+		ForeignServer *fs;
 
 		LWLockAcquire(&blpg_shared->lock, LW_SHARED);
-		if (!slot->in_use || slot->dboid != MyDatabaseId)
+		/* a source whose stop committed is not shown while its worker exits */
+		if (!slot->in_use || slot->dboid != MyDatabaseId || !slot->wanted)
 		{
 			LWLockRelease(&blpg_shared->lock);
 			continue;
@@ -49,9 +87,14 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		LWLockRelease(&blpg_shared->lock);
 
 		memset(nulls, false, sizeof(nulls));
-		values[c++] = CStringGetTextDatum(s.server_name);
+		/* its current name: a rename shows at once */
+		fs = GetForeignServerExtended(s.serverid, FSV_MISSING_OK);
+		values[c++] = CStringGetTextDatum(fs ? fs->servername : s.server_name);
 		values[c] = Int32GetDatum(s.worker_pid);
 		nulls[c++] = s.worker_pid == 0;
+		/* a restart (stop and start committed): the old worker is exiting */
+		if (s.stop_requested)
+			s.state = BLPG_STATE_STARTING;
 		values[c++] = CStringGetTextDatum(blpg_state_name(s.state));
 		values[c] = TimestampTzGetDatum(s.connected_since);
 		nulls[c++] = s.connected_since == 0 || s.state != BLPG_STATE_STREAMING;
@@ -118,5 +161,6 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		Assert(c == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	put_orphans(rsinfo);
 	return (Datum) 0;
 }

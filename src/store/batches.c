@@ -80,7 +80,8 @@ blpg_consumer_slot(const char *name, ForeignServer **server_out)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
 	slot = blpg_find_slot(MyDatabaseId, server->serverid);
-	if (slot == NULL)
+	/* a source whose stop committed is not started, even while it exits */
+	if (slot == NULL || !slot->wanted)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("source \"%s\" is not started", server->servername),
@@ -310,7 +311,7 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 	MemoryContextSwitchTo(old);
 
 	/* the durable part, in the caller's transaction */
-	blpg_state_save(server->serverid, server->servername, &pos);
+	blpg_state_save(server->serverid, &pos);
 	return last_seq;
 }
 
@@ -560,7 +561,7 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
 	LWLockRelease(&slot->lock);
-	blpg_state_save(serverid, server_name, &pos);
+	blpg_state_save(serverid, &pos);
 	if (pos_out)
 		*pos_out = pos;
 }

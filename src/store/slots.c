@@ -2,7 +2,9 @@
  * slots.c
  *	  binlog_fdw's shared memory: the slot array and the rings, allocated at
  *	  server start, and slot allocation by foreign server (see store.h
- *	  for the locking rules).
+ *	  for the locking rules).  A slot is released when nothing runs for
+ *	  it and nothing should (blpg_release_slot_if_idle): by the last of its
+ *	  workers to exit, the commit of a stop, or the launcher.
  */
 #include "store/store.h"
 
@@ -152,7 +154,7 @@ blpg_find_slot(Oid dboid, Oid serverid)
 }
 
 blpg_slot *
-blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
+blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 {
 	blpg_slot  *found = NULL;
 
@@ -177,6 +179,9 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
 			slot->dboid = dboid;
 			slot->serverid = serverid;
 			strlcpy(slot->server_name, name, NAMEDATALEN);
+			slot->token = ++blpg_shared->next_token;
+			slot->wanted = false;
+			slot->launched_at = slot->apply_launched_at = 0;
 			slot->worker_pid = 0;
 			slot->state = BLPG_STATE_STOPPED;
 			slot->stop_requested = false;
@@ -218,6 +223,8 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name)
 		}
 	}
 	LWLockRelease(&blpg_shared->lock);
+	if (found == NULL && noerror)
+		return NULL;
 	if (found == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -234,5 +241,48 @@ blpg_release_slot(blpg_slot *slot)
 	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
 	slot->in_use = false;
 	slot->serverid = InvalidOid;
+	LWLockRelease(&blpg_shared->lock);
+}
+
+bool
+blpg_release_slot_if_idle(blpg_slot *slot)
+{
+	bool		idle;
+
+	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	idle = slot->in_use && !slot->wanted && slot->worker_pid == 0 &&
+		slot->apply_pid == 0 && slot->state != BLPG_STATE_STARTING;
+	LWLockRelease(&slot->lock);
+	if (idle)
+	{
+		slot->in_use = false;
+		slot->serverid = InvalidOid;
+	}
+	LWLockRelease(&blpg_shared->lock);
+	return idle;
+}
+
+int
+blpg_free_slots(void)
+{
+	int			n = 0;
+
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	for (int i = 0; i < blpg_shared->max_sources; i++)
+		if (!blpg_shared->slots[i].in_use || !blpg_shared->slots[i].wanted)
+			n++;
+	LWLockRelease(&blpg_shared->lock);
+	return n;
+}
+
+void
+blpg_wake_launcher(void)
+{
+	if (blpg_shared == NULL)
+		return;
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+	if (blpg_shared->launcher_latch)
+		SetLatch(blpg_shared->launcher_latch);
 	LWLockRelease(&blpg_shared->lock);
 }

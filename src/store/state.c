@@ -6,72 +6,157 @@
  *	  in the caller's transaction so that it commits or aborts together with
  *	  whatever the caller did with the changes.
  *
+ * Rows are keyed by the server's name, which survives pg_dump/restore and
+ * pg_upgrade (server OIDs do not); ALTER SERVER ... RENAME carries the row
+ * along (src/base/tables.c) and DROP SERVER deletes it (the extension's
+ * sql_drop trigger).  Callers name the source by its server's OID: each
+ * access first takes a share lock on the server, the lock a rename or a
+ * drop takes exclusively, and then reads the server's current name, so a
+ * write never lands under a name the server no longer has.  srvid records
+ * the OID of the server that last wrote the row.
+ *
+ * A row under no server's name is an orphan: listed by the status view,
+ * never deleted or overwritten here.  A server without a row whose OID is
+ * an orphan's srvid was renamed while the event trigger did not run: its
+ * start is an error rather than a start from the "start" option.
+ *
+ * Until ALTER EXTENSION binlog_fdw UPDATE, a database may still have 0.1's
+ * table, keyed by srvid (blpg_tables_legacy()): it is read and written the
+ * 0.1 way.
+ *
  * Consumers may be unprivileged roles granted the SQL functions; the table
- * itself belongs to the extension's owner, so the writes run as that owner
+ * itself belongs to the extension's owner, so the accesses run as that owner
  * (blpg_run_as_owner, src/base/owner.c).
  */
 #include "store/store.h"
 
 #include "access/xact.h"
-#include "catalog/namespace.h"
+#include "catalog/pg_foreign_server.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/syscache.h"
-#include "catalog/pg_class.h"
-#include "access/htup_details.h"
 
 typedef struct state_call
 {
 	Oid			serverid;
-	const char *server_name;
+	const char *server_name;	/* its current name */
+	bool		legacy;			/* 0.1's table */
 	blpg_position *pos;
 	bool		found;
+	char	   *orphan;			/* a row of another name with this srvid */
+	List	   *orphans;		/* blpg_state_orphans(), in cxt */
+	MemoryContext cxt;
 } state_call;
+
+/* Lock the server against rename and drop; its current name. */
+static void
+state_call_init(state_call *c, Oid serverid)
+{
+	ForeignServer *server;
+
+	memset(c, 0, sizeof(*c));
+	LockDatabaseObject(ForeignServerRelationId, serverid, 0, AccessShareLock);
+	server = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+	if (server == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the foreign server of binlog_fdw source with OID %u was dropped", serverid)));
+	c->serverid = serverid;
+	c->server_name = server->servername;
+	c->legacy = blpg_tables_legacy();
+}
+
+static void
+read_position(state_call *c)
+{
+	HeapTuple	tup = SPI_tuptable->vals[0];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	char	   *s;
+	bool		isnull;
+	Datum		d;
+
+	s = SPI_getvalue(tup, desc, 1);
+	strlcpy(c->pos->file, s ? s : "", sizeof(c->pos->file));
+	d = SPI_getbinval(tup, desc, 2, &isnull);
+	c->pos->pos = isnull ? 0 : (uint64) DatumGetInt64(d);
+	d = SPI_getbinval(tup, desc, 3, &isnull);
+	c->pos->skip = isnull ? 0 : (uint64) DatumGetInt64(d);
+	s = SPI_getvalue(tup, desc, 4);
+	strlcpy(c->pos->gtid, s ? s : "", sizeof(c->pos->gtid));
+	s = SPI_getvalue(tup, desc, 5);
+	strlcpy(c->pos->gtid_state, s ? s : "", sizeof(c->pos->gtid_state));
+	/* a position needs a file or, resuming by GTID, a GTID state */
+	c->found = c->pos->file[0] != '\0' || c->pos->gtid_state[0] != '\0';
+}
 
 static void
 load_fn(void *arg)
 {
 	state_call *c = arg;
-	Oid			argtypes[1] = {OIDOID};
+	Oid			argtypes[1];
 	Datum		args[1];
 
-	args[0] = ObjectIdGetDatum(c->serverid);
+	if (c->legacy)
+	{
+		argtypes[0] = OIDOID;
+		args[0] = ObjectIdGetDatum(c->serverid);
+		if (SPI_execute_with_args("SELECT file, pos, skip, gtid, gtid_state "
+								  "FROM binlog_fdw.source_state WHERE srvid = $1",
+								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read binlog_fdw.source_state");
+		if (SPI_processed == 1)
+			read_position(c);
+		return;
+	}
+	argtypes[0] = TEXTOID;
+	args[0] = CStringGetTextDatum(c->server_name);
 	if (SPI_execute_with_args("SELECT file, pos, skip, gtid, gtid_state "
-							  "FROM binlog_fdw.source_state WHERE srvid = $1",
+							  "FROM binlog_fdw.source_state WHERE server_name = $1",
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read binlog_fdw.source_state");
 	if (SPI_processed == 1)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *s;
-		bool		isnull;
-		Datum		d;
-
-		s = SPI_getvalue(tup, desc, 1);
-		strlcpy(c->pos->file, s ? s : "", sizeof(c->pos->file));
-		d = SPI_getbinval(tup, desc, 2, &isnull);
-		c->pos->pos = isnull ? 0 : (uint64) DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 3, &isnull);
-		c->pos->skip = isnull ? 0 : (uint64) DatumGetInt64(d);
-		s = SPI_getvalue(tup, desc, 4);
-		strlcpy(c->pos->gtid, s ? s : "", sizeof(c->pos->gtid));
-		s = SPI_getvalue(tup, desc, 5);
-		strlcpy(c->pos->gtid_state, s ? s : "", sizeof(c->pos->gtid_state));
-		c->found = c->pos->file[0] != '\0';
+		read_position(c);
+		return;
 	}
+	/* no row: was this server renamed behind the event trigger's back? */
+	argtypes[0] = OIDOID;
+	args[0] = ObjectIdGetDatum(c->serverid);
+	if (SPI_execute_with_args("SELECT server_name FROM binlog_fdw.source_state s "
+							  "WHERE srvid = $1 AND NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server f "
+							  "WHERE f.srvname = s.server_name) ORDER BY 1 LIMIT 1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.source_state");
+	if (SPI_processed == 1)
+		c->orphan = MemoryContextStrdup(c->cxt, SPI_getvalue(SPI_tuptable->vals[0],
+															   SPI_tuptable->tupdesc, 1));
 }
 
 bool
 blpg_state_load(Oid serverid, blpg_position *pos)
 {
-	state_call	c = {serverid, NULL, pos, false};
+	state_call	c;
+	char	   *orphan;
 
+	state_call_init(&c, serverid);
 	memset(pos, 0, sizeof(*pos));
+	c.pos = pos;
+	c.cxt = CurrentMemoryContext;
 	blpg_run_as_owner(load_fn, &c);
+	if (c.orphan)
+	{
+		orphan = c.orphan;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\" has no recorded position, but binlog_fdw.source_state holds one of its server under the name \"%s\"",
+						c.server_name, orphan),
+				 errdetail("No server has that name: the server was probably renamed while the extension's event triggers did not run. Starting from the \"start\" option instead would skip or repeat changes."),
+				 errhint("To resume from that position: UPDATE binlog_fdw.source_state SET server_name = %s WHERE server_name = %s. To start from the \"start\" option: DELETE FROM binlog_fdw.source_state WHERE server_name = %s.",
+						 quote_literal_cstr(c.server_name), quote_literal_cstr(orphan),
+						 quote_literal_cstr(orphan))));
+	}
 	return c.found;
 }
 
@@ -83,6 +168,7 @@ save_fn(void *arg)
 	Oid			argtypes[7] = {OIDOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID};
 	Datum		args[7];
 	char		nulls[8] = "       ";
+	const char *sql;
 
 	args[0] = ObjectIdGetDatum(c->serverid);
 	args[1] = CStringGetTextDatum(c->server_name);
@@ -95,23 +181,35 @@ save_fn(void *arg)
 		nulls[5] = 'n';
 	if (pos->gtid_state[0] == '\0')
 		nulls[6] = 'n';
-	if (SPI_execute_with_args("INSERT INTO binlog_fdw.source_state AS s "
-							  "(srvid, server_name, file, pos, skip, gtid, gtid_state, updated_at) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) "
-							  "ON CONFLICT (srvid) DO UPDATE SET server_name = excluded.server_name, "
-							  "file = excluded.file, pos = excluded.pos, skip = excluded.skip, "
-							  "gtid = coalesce(excluded.gtid, s.gtid), "
-							  "gtid_state = coalesce(excluded.gtid_state, s.gtid_state), "
-							  "updated_at = excluded.updated_at",
-							  7, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+	if (c->legacy)
+		sql = "INSERT INTO binlog_fdw.source_state AS s "
+			"(srvid, server_name, file, pos, skip, gtid, gtid_state, updated_at) "
+			"VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) "
+			"ON CONFLICT (srvid) DO UPDATE SET server_name = excluded.server_name, "
+			"file = excluded.file, pos = excluded.pos, skip = excluded.skip, "
+			"gtid = coalesce(excluded.gtid, s.gtid), "
+			"gtid_state = coalesce(excluded.gtid_state, s.gtid_state), "
+			"updated_at = excluded.updated_at";
+	else
+		sql = "INSERT INTO binlog_fdw.source_state AS s "
+			"(srvid, server_name, file, pos, skip, gtid, gtid_state, updated_at) "
+			"VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) "
+			"ON CONFLICT (server_name) DO UPDATE SET srvid = excluded.srvid, "
+			"file = excluded.file, pos = excluded.pos, skip = excluded.skip, "
+			"gtid = coalesce(excluded.gtid, s.gtid), "
+			"gtid_state = coalesce(excluded.gtid_state, s.gtid_state), "
+			"updated_at = excluded.updated_at";
+	if (SPI_execute_with_args(sql, 7, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write binlog_fdw.source_state");
 }
 
 void
-blpg_state_save(Oid serverid, const char *server_name, const blpg_position *pos)
+blpg_state_save(Oid serverid, const blpg_position *pos)
 {
-	state_call	c = {serverid, server_name, (blpg_position *) pos, false};
+	state_call	c;
 
+	state_call_init(&c, serverid);
+	c.pos = (blpg_position *) pos;
 	blpg_run_as_owner(save_fn, &c);
 }
 
@@ -119,11 +217,22 @@ static void
 forget_fn(void *arg)
 {
 	state_call *c = arg;
-	Oid			argtypes[1] = {OIDOID};
+	Oid			argtypes[1];
 	Datum		args[1];
 
-	args[0] = ObjectIdGetDatum(c->serverid);
-	if (SPI_execute_with_args("DELETE FROM binlog_fdw.source_state WHERE srvid = $1",
+	if (c->legacy)
+	{
+		argtypes[0] = OIDOID;
+		args[0] = ObjectIdGetDatum(c->serverid);
+	}
+	else
+	{
+		argtypes[0] = TEXTOID;
+		args[0] = CStringGetTextDatum(c->server_name);
+	}
+	if (SPI_execute_with_args(c->legacy ?
+							  "DELETE FROM binlog_fdw.source_state WHERE srvid = $1" :
+							  "DELETE FROM binlog_fdw.source_state WHERE server_name = $1",
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not write binlog_fdw.source_state");
 }
@@ -131,7 +240,60 @@ forget_fn(void *arg)
 void
 blpg_state_forget(Oid serverid)
 {
-	state_call	c = {serverid, NULL, NULL, false};
+	state_call	c;
 
+	state_call_init(&c, serverid);
 	blpg_run_as_owner(forget_fn, &c);
+}
+
+static void
+orphans_fn(void *arg)
+{
+	state_call *c = arg;
+
+	if (SPI_execute("SELECT server_name, srvid, file, pos, skip, gtid, gtid_state "
+					"FROM binlog_fdw.source_state s WHERE NOT EXISTS "
+					"(SELECT FROM pg_catalog.pg_foreign_server f "
+					"JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = f.srvfdw "
+					"WHERE f.srvname = s.server_name AND w.fdwname = 'binlog_fdw') ORDER BY 1",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.source_state");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(c->cxt);
+		blpg_orphan *o = palloc0(sizeof(blpg_orphan));
+		char	   *s;
+		bool		isnull;
+		Datum		d;
+
+		o->server_name = pstrdup(SPI_getvalue(tup, desc, 1));
+		o->srvid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		s = SPI_getvalue(tup, desc, 3);
+		strlcpy(o->pos.file, s ? s : "", sizeof(o->pos.file));
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		o->pos.pos = isnull ? 0 : (uint64) DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		o->pos.skip = isnull ? 0 : (uint64) DatumGetInt64(d);
+		s = SPI_getvalue(tup, desc, 6);
+		strlcpy(o->pos.gtid, s ? s : "", sizeof(o->pos.gtid));
+		s = SPI_getvalue(tup, desc, 7);
+		strlcpy(o->pos.gtid_state, s ? s : "", sizeof(o->pos.gtid_state));
+		c->orphans = lappend(c->orphans, o);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+List *
+blpg_state_orphans(void)
+{
+	state_call	c;
+
+	memset(&c, 0, sizeof(c));
+	if (blpg_tables_legacy())
+		return NIL;
+	c.cxt = CurrentMemoryContext;
+	blpg_run_as_owner(orphans_fn, &c);
+	return c.orphans;
 }

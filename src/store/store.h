@@ -18,7 +18,8 @@
  *
  * Locking (the only shared state of the store; nothing else is shared):
  *   blpg_shared->lock (LWLock) protects slot allocation (in_use, serverid,
- *	 dboid) and the autostart file.
+ *	 dboid, token), next_token, launcher_latch and 0.1's autostart file
+ *	 (worker/legacy.c).
  *   slot->lock (LWLock) protects every other field of the slot.  The worker
  *	 writes entry bytes into free ring space without the lock (nobody reads
  *	 free space) and publishes them by advancing put_* under the lock.
@@ -45,6 +46,7 @@
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "storage/condition_variable.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 
 /* ---- slots in shared memory (slots.c) ---- */
@@ -100,10 +102,18 @@ typedef struct blpg_slot
 	ConditionVariable put_cv;
 	ConditionVariable space_cv;
 
+	/* what should run (set when start/stop commit, see worker/control.c) */
+	bool		wanted;			/* a worker should run: started, not stopped */
+	uint64		token;			/* this allocation of the slot: a worker
+								 * launched for an earlier one exits */
+	TimestampTz launched_at;	/* last launch of the worker */
+	TimestampTz apply_launched_at;	/* ... and of the apply worker */
+
 	/* worker */
 	int			worker_pid;
 	blpg_worker_state state;
-	bool		stop_requested;
+	bool		stop_requested;	/* the worker (and apply worker) must exit;
+								 * with wanted: restart */
 	bool		rewind_requested;	/* restart streaming at the acked position */
 	TimestampTz connected_since;
 	char		source_version[64];
@@ -165,6 +175,8 @@ typedef struct blpg_shared_state
 	int			tranche_id;
 	int			max_sources;
 	uint64		ring_size;
+	uint64		next_token;		/* slot tokens (lock) */
+	Latch	   *launcher_latch; /* the launcher's, while it runs (lock) */
 	blpg_slot	slots[FLEXIBLE_ARRAY_MEMBER];
 } blpg_shared_state;
 
@@ -178,11 +190,27 @@ extern void blpg_shmem_startup(void);
 extern void blpg_require_shmem(void);
 extern void blpg_worker_require_shmem(const char *what);
 
-/* Slot of a server (NULL if it has none); caller holds no lock. */
+/*
+ * Slot of a server (NULL if it has none), also while it is being stopped
+ * (wanted false); caller holds no lock.
+ */
 extern blpg_slot *blpg_find_slot(Oid dboid, Oid serverid);
-/* Slot of a server, taking a free one if needed (error if none). */
-extern blpg_slot *blpg_acquire_slot(Oid dboid, Oid serverid, const char *name);
+/*
+ * Slot of a server, taking a free one if needed; if none is free an error,
+ * or with noerror NULL.  A new slot has a new token and wanted false.
+ */
+extern blpg_slot *blpg_acquire_slot(Oid dboid, Oid serverid, const char *name,
+									bool noerror);
 extern void blpg_release_slot(blpg_slot *slot);
+/*
+ * Release the slot if nothing runs or is launched for it and nothing
+ * should (wanted false); true if it was released.  Caller holds no lock.
+ */
+extern bool blpg_release_slot_if_idle(blpg_slot *slot);
+/* Free slots (not in use, or being stopped: soon free). */
+extern int	blpg_free_slots(void);
+/* Wake the launcher (it relaunches, releases and supervises). */
+extern void blpg_wake_launcher(void);
 
 /* ---- the ring of entries (ring.c) ---- */
 
@@ -305,17 +333,34 @@ extern bool blpg_ring_position_after(blpg_slot *slot, uint64 seq,
 /*
  * binlog_fdw.source_state: written in the same transaction as the
  * acknowledgement (or the applied rows), read by the worker when it starts.
+ * Rows are keyed by the server's name; the functions take the server's OID,
+ * lock the server against RENAME and DROP for the rest of the transaction
+ * and use its current name (see state.c).
  */
 
-/* Read a server's position; false if none was ever recorded. */
+/*
+ * Read a server's position; false if none was ever recorded (then, and only
+ * then, the "start" option applies).  An error if the server has no row but
+ * an orphaned row has its OID (a rename the extension did not see).
+ */
 extern bool blpg_state_load(Oid serverid, blpg_position *pos);
 
 /* Record a server's position in the current transaction. */
-extern void blpg_state_save(Oid serverid, const char *server_name,
-							const blpg_position *pos);
+extern void blpg_state_save(Oid serverid, const blpg_position *pos);
 
 /* Forget a server's position (the next start uses its "start" option). */
 extern void blpg_state_forget(Oid serverid);
+
+/* A row of source_state under no binlog_fdw server's name. */
+typedef struct blpg_orphan
+{
+	char	   *server_name;
+	Oid			srvid;			/* of the server that last wrote it */
+	blpg_position pos;
+} blpg_orphan;
+
+/* The orphaned rows of this database (a List of blpg_orphan). */
+extern List *blpg_state_orphans(void);
 
 /* ---- include/exclude filter (filter.c) ---- */
 

@@ -1,349 +1,32 @@
 /*
  * control.c
- *	  Starting and stopping sources: binlog_fdw.start(server),
- *	  binlog_fdw.stop(server), binlog_fdw.reset(server), the launch of
- *	  workers, and the autostart file ($PGDATA/pg_binlog_fdw/autostart)
- *	  that brings started sources back after a server restart.
+ *	  Starting and stopping sources from SQL: binlog_fdw.start(server),
+ *	  binlog_fdw.stop(server), binlog_fdw.reset(server).
  *
- * start/stop take effect at once, not at commit (like pg_reload_conf()).
+ * start() and stop() take effect when the transaction commits, as CREATE
+ * and ALTER/DROP SUBSCRIPTION do: they write binlog_fdw.started_sources
+ * (started.c) in the caller's transaction and leave the workers to the
+ * commit (commit.c), so start() in the transaction that creates the server
+ * works, and a rollback starts or stops nothing.  start() returns the pid
+ * of a worker that already runs, else NULL (the worker starts at commit).
+ * Whether a source has a durable position decides where it starts:
+ * its "start" option applies only to a source that never recorded one.
  */
 #include "worker/worker.h"
 
-#include "access/xact.h"
+#include "access/xlog.h"
 #include "commands/defrem.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
-#include "postmaster/bgworker.h"
-#include "storage/fd.h"
-#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
 PG_FUNCTION_INFO_V1(binlog_fdw_start);
 PG_FUNCTION_INFO_V1(binlog_fdw_stop);
 PG_FUNCTION_INFO_V1(binlog_fdw_reset);
-
-#define AUTOSTART_DIR	"pg_binlog_fdw"
-#define AUTOSTART_FILE	AUTOSTART_DIR "/autostart"
-
-/* ---- the autostart file: lines "dboid serverid userid continuous name" ---- */
-
-typedef struct autostart_entry
-{
-	Oid			dboid;
-	Oid			serverid;
-	Oid			userid;
-	bool		continuous;
-	char		name[NAMEDATALEN];
-} autostart_entry;
-
-static int
-autostart_read(autostart_entry *out, int max)
-{
-	FILE	   *f = AllocateFile(AUTOSTART_FILE, "r");
-	int			n = 0;
-	char		line[512];
-
-	if (f == NULL)
-		return 0;
-	while (n < max && fgets(line, sizeof(line), f))
-	{
-		unsigned int d,
-					s,
-					u,
-					c;
-		char		name[NAMEDATALEN];
-
-		if (sscanf(line, "%u %u %u %u %63s", &d, &s, &u, &c, name) == 5)
-		{
-			out[n].dboid = d;
-			out[n].serverid = s;
-			out[n].userid = u;
-			out[n].continuous = c != 0;
-			strlcpy(out[n].name, name, NAMEDATALEN);
-			n++;
-		}
-	}
-	FreeFile(f);
-	return n;
-}
-
-static void
-autostart_write(autostart_entry *e, int n)
-{
-	FILE	   *f;
-	const char *tmp = AUTOSTART_FILE ".tmp";
-
-	(void) MakePGDirectory(AUTOSTART_DIR);
-	f = AllocateFile(tmp, "w");
-	if (f == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%u %u %u %d %s\n", e[i].dboid, e[i].serverid, e[i].userid,
-				e[i].continuous ? 1 : 0, e[i].name);
-	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-	FreeFile(f);
-	(void) durable_rename(tmp, AUTOSTART_FILE, ERROR);
-}
-
-void
-blpg_autostart_add(Oid dboid, Oid serverid, Oid userid, bool continuous, const char *name)
-{
-	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
-	int			n;
-	bool		found = false;
-
-	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
-	n = autostart_read(e, blpg_max_sources);
-	for (int i = 0; i < n; i++)
-		if (e[i].dboid == dboid && e[i].serverid == serverid)
-		{
-			e[i].userid = userid;
-			e[i].continuous = continuous;
-			found = true;
-		}
-	if (!found)
-	{
-		e[n].dboid = dboid;
-		e[n].serverid = serverid;
-		e[n].userid = userid;
-		e[n].continuous = continuous;
-		strlcpy(e[n].name, name, NAMEDATALEN);
-		/* names with spaces cannot be parsed back: the oids are what count */
-		for (char *p = e[n].name; *p; p++)
-			if (isspace((unsigned char) *p))
-				*p = '_';
-		n++;
-	}
-	autostart_write(e, n);
-	LWLockRelease(&blpg_shared->lock);
-}
-
-void
-blpg_autostart_remove(Oid dboid, Oid serverid)
-{
-	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
-	int			n,
-				m = 0;
-
-	LWLockAcquire(&blpg_shared->lock, LW_EXCLUSIVE);
-	n = autostart_read(e, blpg_max_sources);
-	for (int i = 0; i < n; i++)
-		if (!(e[i].dboid == dboid && e[i].serverid == serverid))
-			e[m++] = e[i];
-	if (m != n)
-		autostart_write(e, m);
-	LWLockRelease(&blpg_shared->lock);
-}
-
-/*
- * Crash-loop guard.  A worker that crashes takes the whole server through
- * crash recovery, after which the launcher would start it again: should it
- * crash every time, the server would never stay up.  Each launch by the
- * launcher is recorded in pg_binlog_fdw/launches.<db>.<server> (a file:
- * shared memory does not survive the crash); a source launched
- * GUARD_LAUNCHES times within GUARD_SECONDS is left stopped, with a
- * message.  Only launches that follow a crash count: binlog_fdw.start(),
- * a worker's clean exit and a minute of streaming clear the record
- * (blpg_guard_clear).
- */
-#define GUARD_LAUNCHES	5
-#define GUARD_SECONDS	120
-
-static void
-guard_path(Oid dboid, Oid serverid, char *path, size_t len)
-{
-	snprintf(path, len, "%s/launches.%u.%u", AUTOSTART_DIR, dboid, serverid);
-}
-
-/* Record a launch; false if the source relaunches too often. */
-static bool
-guard_launch(Oid dboid, Oid serverid, const char *name)
-{
-	char		path[MAXPGPATH];
-	FILE	   *f;
-	long		times[GUARD_LAUNCHES];
-	int			n = 0;
-	long		now = (long) time(NULL);
-	long		t;
-
-	guard_path(dboid, serverid, path, sizeof(path));
-	f = AllocateFile(path, "r");
-	if (f)
-	{
-		while (n < GUARD_LAUNCHES && fscanf(f, "%ld", &t) == 1)
-			if (now - t < GUARD_SECONDS)
-				times[n++] = t;
-		FreeFile(f);
-	}
-	if (n >= GUARD_LAUNCHES)
-	{
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("binlog_fdw source \"%s\" was started %d times in %d seconds and is left stopped",
-						name, GUARD_LAUNCHES, GUARD_SECONDS),
-				 errhint("Look for the cause in the server log, then start it with SELECT binlog_fdw.start('%s').", name)));
-		return false;
-	}
-	(void) MakePGDirectory(AUTOSTART_DIR);
-	f = AllocateFile(path, "w");
-	if (f)
-	{
-		for (int i = (n == GUARD_LAUNCHES ? 1 : 0); i < n; i++)
-			fprintf(f, "%ld\n", times[i]);
-		fprintf(f, "%ld\n", now);
-		FreeFile(f);
-	}
-	return true;
-}
-
-void
-blpg_guard_clear(Oid dboid, Oid serverid)
-{
-	char		path[MAXPGPATH];
-
-	guard_path(dboid, serverid, path, sizeof(path));
-	(void) unlink(path);
-}
-
-/* Used by the launcher: start every listed source that has no worker. */
-
-void
-blpg_autostart_all(void)
-{
-	autostart_entry *e = palloc(sizeof(autostart_entry) * (blpg_max_sources + 1));
-	int			n;
-
-	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
-	n = autostart_read(e, blpg_max_sources);
-	LWLockRelease(&blpg_shared->lock);
-	for (int i = 0; i < n; i++)
-	{
-		blpg_slot  *slot;
-		bool		running;
-		bool		need_apply;
-
-		PG_TRY();
-		{
-			slot = blpg_acquire_slot(e[i].dboid, e[i].serverid, e[i].name);
-			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-			running = slot->state != BLPG_STATE_STOPPED;
-			slot->continuous = e[i].continuous;
-			if (!running)
-			{
-				slot->userid = e[i].userid;
-				slot->stop_requested = false;
-				slot->state = BLPG_STATE_STARTING;
-			}
-			need_apply = slot->continuous && slot->apply_pid == 0;
-			LWLockRelease(&slot->lock);
-			if (!running && !guard_launch(e[i].dboid, e[i].serverid, e[i].name))
-			{
-				/* crash loop: leave it stopped until someone starts it */
-				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-				slot->state = BLPG_STATE_STOPPED;
-				LWLockRelease(&slot->lock);
-				blpg_release_slot(slot);
-				blpg_autostart_remove(e[i].dboid, e[i].serverid);
-			}
-			else
-			{
-				if (!running)
-					(void) blpg_launch_worker(slot, false);
-				if (need_apply)
-					(void) blpg_launch_apply_worker(slot);
-			}
-		}
-		PG_CATCH();
-		{
-			EmitErrorReport();
-			FlushErrorState();
-		}
-		PG_END_TRY();
-	}
-	pfree(e);
-}
-
-/* ---- workers ---- */
-
-int
-blpg_launch_worker(blpg_slot *slot, bool wait)
-{
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
-	pid_t		pid = 0;
-	int			index = slot - blpg_shared->slots;
-
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw source %s", slot->server_name);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw source");
-	bgw.bgw_main_arg = Int32GetDatum(index);
-	bgw.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-	{
-		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-		slot->state = BLPG_STATE_STOPPED;
-		snprintf(slot->last_error, sizeof(slot->last_error),
-				 "could not register a background worker (max_worker_processes?)");
-		slot->last_error_time = GetCurrentTimestamp();
-		LWLockRelease(&slot->lock);
-		ereport(WARNING,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("could not start the worker of binlog_fdw source \"%s\"", slot->server_name),
-				 errhint("Raise max_worker_processes.")));
-		return 0;
-	}
-	if (wait && WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
-		return 0;
-	return (int) pid;
-}
-
-/*
- * The continuous apply worker of a slot (src/apply/continuous.c, started by
- * its function's name): its pid, or 0 if it could not be started.
- */
-int
-blpg_launch_apply_worker(blpg_slot *slot)
-{
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
-	pid_t		pid = 0;
-
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_apply_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw apply %s", slot->server_name);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw apply");
-	bgw.bgw_main_arg = Int32GetDatum((int) (slot - blpg_shared->slots));
-	bgw.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-		return 0;
-	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
-		return 0;
-	return (int) pid;
-}
-
-/* ---- SQL ---- */
 
 static ForeignServer *
 lookup_source(const char *name, AclMode mode)
@@ -363,54 +46,105 @@ lookup_source(const char *name, AclMode mode)
 	return server;
 }
 
+static void
+require_not_in_recovery(const char *what)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot %s a binlog_fdw source during recovery", what),
+				 errdetail("Sources run on the primary; a standby starts the started ones when it is promoted.")));
+}
+
+static void
+require_current_tables(const char *fn)
+{
+	if (blpg_tables_legacy())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("binlog_fdw.%s() needs the extension's tables of version 0.2, but this database has those of 0.1", fn),
+				 errdetail("The library was updated; sources started before keep running."),
+				 errhint("Run ALTER EXTENSION binlog_fdw UPDATE in this database.")));
+}
+
+/* Wait up to 10 s for a slot of a stopped source to be freed. */
+static bool
+wait_for_free_slot(void)
+{
+	TimestampTz deadline = GetCurrentTimestamp() + 10 * USECS_PER_SEC;
+
+	for (;;)
+	{
+		bool		free_now = false;
+
+		LWLockAcquire(&blpg_shared->lock, LW_SHARED);
+		for (int i = 0; i < blpg_shared->max_sources; i++)
+			if (!blpg_shared->slots[i].in_use)
+				free_now = true;
+		LWLockRelease(&blpg_shared->lock);
+		if (free_now)
+			return true;
+		if (blpg_free_slots() == 0 || GetCurrentTimestamp() > deadline)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(20000);
+	}
+}
+
 Datum
 binlog_fdw_start(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ForeignServer *server;
 	blpg_slot  *slot;
-	bool		running;
+	blpg_position pos;
 	bool		continuous = false;
-	int			pid;
+	bool		running = false;
+	int			pid = 0;
+	ListCell   *lc;
 
 	blpg_require_shmem();
+	require_not_in_recovery("start");
 	server = lookup_source(name, ACL_USAGE);
+	require_current_tables("start");
 	/* fails early on missing user mapping or bad options */
 	(void) blpg_load_config(server->serverid, GetUserId());
+	foreach(lc, server->options)
 	{
-		ListCell   *lc;
+		DefElem    *def = (DefElem *) lfirst(lc);
 
-		foreach(lc, server->options)
-		{
-			DefElem    *def = (DefElem *) lfirst(lc);
-
-			if (strcmp(def->defname, "continuous") == 0)
-				continuous = strcmp(defGetString(def), "true") == 0;
-		}
+		if (strcmp(def->defname, "continuous") == 0)
+			continuous = strcmp(defGetString(def), "true") == 0;
 	}
+	/* fails on an orphaned position of this server (a missed rename) */
+	(void) blpg_state_load(server->serverid, &pos);
 
-	slot = blpg_acquire_slot(MyDatabaseId, server->serverid, server->servername);
-	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	running = slot->state != BLPG_STATE_STOPPED;
-	pid = slot->worker_pid;
+	slot = blpg_find_slot(MyDatabaseId, server->serverid);
+	if (slot == NULL && !wait_for_free_slot())
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no free binlog_fdw source slot for server \"%s\"", server->servername),
+				 errdetail("All %d slots (binlog_fdw.max_sources) are in use.",
+						   blpg_shared->max_sources),
+				 errhint("Stop another source, or raise binlog_fdw.max_sources and restart the server.")));
+	if (slot)
+	{
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		/* a stop earlier in this transaction makes this a restart */
+		running = slot->wanted && !slot->stop_requested &&
+			!blpg_pending_stop(server->serverid);
+		pid = slot->worker_pid;
+		LWLockRelease(&slot->lock);
+	}
+	(void) blpg_started_record(server->servername, GetUserId());
+	blpg_at_commit_start(server->serverid, server->servername, GetUserId(), continuous);
 	if (!running)
-	{
-		slot->userid = GetUserId();
-		slot->stop_requested = false;
-		slot->state = BLPG_STATE_STARTING;
-	}
-	slot->continuous = continuous;
-	LWLockRelease(&slot->lock);
-	blpg_autostart_add(MyDatabaseId, server->serverid, GetUserId(), continuous,
-					   server->servername);
-	blpg_guard_clear(MyDatabaseId, server->serverid);
-	if (running)
-		ereport(NOTICE,
-				(errmsg("source \"%s\" is already started", server->servername)));
-	else
-		pid = blpg_launch_worker(slot, true);
-	if (continuous && slot->apply_pid == 0)
-		(void) blpg_launch_apply_worker(slot);
+		PG_RETURN_NULL();
+	ereport(NOTICE,
+			(errcode(ERRCODE_DUPLICATE_OBJECT),
+			 errmsg("source \"%s\" is already started", server->servername)));
+	if (pid == 0)
+		PG_RETURN_NULL();		/* its worker is being launched */
 	PG_RETURN_INT32(pid);
 }
 
@@ -431,7 +165,7 @@ dropped_server_slot(const char *name)
 	{
 		blpg_slot  *slot = &blpg_shared->slots[i];
 
-		if (slot->in_use && slot->dboid == MyDatabaseId &&
+		if (slot->in_use && slot->wanted && slot->dboid == MyDatabaseId &&
 			strcmp(slot->server_name, name) == 0)
 		{
 			found = slot;
@@ -457,10 +191,10 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 	Oid			serverid;
 	const char *srvname;
 	blpg_slot  *slot;
-	int			pid;
-	TimestampTz deadline;
+	bool		started = false;
 
 	blpg_require_shmem();
+	require_not_in_recovery("stop");
 	if (GetForeignServerByName(name, true) == NULL &&
 		(slot = dropped_server_slot(name)) != NULL)
 	{
@@ -473,45 +207,16 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 
 		serverid = server->serverid;
 		srvname = server->servername;
+		if (blpg_tables_legacy())
+			blpg_legacy_remove(MyDatabaseId, serverid);
+		else
+			started = blpg_started_forget(srvname);
 	}
-	blpg_autostart_remove(MyDatabaseId, serverid);
 	slot = blpg_find_slot(MyDatabaseId, serverid);
-	if (slot == NULL)
-		PG_RETURN_BOOL(false);
-	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	slot->stop_requested = true;
-	slot->continuous = false;
-	pid = slot->worker_pid;
-	if (slot->apply_pid != 0)
-		kill(slot->apply_pid, SIGTERM);
-	LWLockRelease(&slot->lock);
-	ConditionVariableBroadcast(&slot->space_cv);
-	ConditionVariableBroadcast(&slot->put_cv);
-	if (pid != 0)
-		kill(pid, SIGTERM);
-
-	/* a worker notices within one heartbeat, or its connect timeout */
-	deadline = GetCurrentTimestamp() + 60 * USECS_PER_SEC;
-	for (;;)
-	{
-		bool		gone;
-
-		LWLockAcquire(&slot->lock, LW_SHARED);
-		gone = slot->worker_pid == 0 && slot->state != BLPG_STATE_STARTING &&
-			slot->apply_pid == 0;
-		LWLockRelease(&slot->lock);
-		if (gone)
-			break;
-		if (GetCurrentTimestamp() > deadline)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("the worker of source \"%s\" (pid %d) did not stop within 60 seconds",
-							srvname, pid)));
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(20000);
-	}
-	blpg_release_slot(slot);
-	PG_RETURN_BOOL(true);
+	if (slot && slot->wanted)
+		started = true;
+	blpg_at_commit_stop(serverid, srvname);
+	PG_RETURN_BOOL(started);
 }
 
 Datum
@@ -520,14 +225,37 @@ binlog_fdw_reset(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ForeignServer *server;
 	blpg_slot  *slot;
+	TimestampTz deadline = GetCurrentTimestamp() + 60 * USECS_PER_SEC;
 
 	server = lookup_source(name, ACL_USAGE);
-	slot = blpg_shared ? blpg_find_slot(MyDatabaseId, server->serverid) : NULL;
-	if (slot && slot->state != BLPG_STATE_STOPPED)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("source \"%s\" is running", server->servername),
-				 errhint("Stop it first with binlog_fdw.stop('%s').", server->servername)));
+	for (;;)
+	{
+		bool		wanted;
+		int			pid;
+
+		slot = blpg_shared ? blpg_find_slot(MyDatabaseId, server->serverid) : NULL;
+		if (slot == NULL)
+			break;
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		wanted = slot->wanted;
+		pid = slot->worker_pid;
+		LWLockRelease(&slot->lock);
+		if (wanted)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("source \"%s\" is running", server->servername),
+					 blpg_pending_stop(server->serverid) ?
+					 errhint("Its stop in this transaction takes effect at commit: reset it after the commit.") :
+					 errhint("Stop it first with binlog_fdw.stop('%s').", server->servername)));
+		/* stopped: its worker is exiting and will free the slot */
+		if (GetCurrentTimestamp() > deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("the worker of source \"%s\" (pid %d) did not stop within 60 seconds",
+							server->servername, pid)));
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(20000);
+	}
 	blpg_state_forget(server->serverid);
 	PG_RETURN_VOID();
 }

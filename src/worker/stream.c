@@ -129,6 +129,9 @@ worker_exit(int code, Datum arg)
 	LWLockRelease(&slot->lock);
 	ConditionVariableBroadcast(&slot->put_cv);
 	ConditionVariableBroadcast(&slot->space_cv);
+	/* stopped: the last one out frees the slot; else the launcher acts */
+	(void) blpg_release_slot_if_idle(slot);
+	blpg_wake_launcher();
 }
 
 /* Source error: an ERROR naming the server, file and position. */
@@ -166,7 +169,7 @@ record_position(worker_ctx *w, const blpg_position *pos)
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	blpg_state_save(w->cfg->serverid, w->cfg->server_name, pos);
+	blpg_state_save(w->cfg->serverid, pos);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(cxt);	/* the commit left us in TopMemoryContext */
@@ -351,26 +354,23 @@ process_event(worker_ctx *w, bl_event *ev, bool *stop)
 }
 
 /*
- * Is the source's foreign server still there?  A DROP SERVER stops the
- * worker through the extension's event trigger; a DROP EXTENSION drops that
- * trigger too, so the worker looks for itself every few seconds.
+ * The server is gone (a DROP SERVER stops the worker at commit; this is
+ * for a drop the library did not see): nothing should run any more; the
+ * apply worker is told to stop, and the last one out frees the slot.
  */
-/* The server is gone: stop its apply worker, free the slot, exit. */
 static void
-forget_source(blpg_slot *slot, Oid dboid, Oid serverid)
+forget_source(blpg_slot *slot)
 {
 	int			apply_pid;
 
-	blpg_autostart_remove(dboid, serverid);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	apply_pid = slot->apply_pid;
+	slot->wanted = false;
+	slot->stop_requested = true;
 	slot->continuous = false;
-	slot->worker_pid = 0;
-	slot->state = BLPG_STATE_STOPPED;
 	LWLockRelease(&slot->lock);
 	if (apply_pid > 0)
 		kill(apply_pid, SIGTERM);
-	blpg_release_slot(slot);
 	proc_exit(0);
 }
 
@@ -395,7 +395,7 @@ exit_if_server_dropped(worker_ctx *w, Oid dboid)
 	ereport(LOG,
 			(errmsg("source \"%s\": its foreign server was dropped; the worker stops",
 					w->cfg->server_name)));
-	forget_source(w->slot, dboid, w->cfg->serverid);
+	forget_source(w->slot);
 }
 
 /*
@@ -708,6 +708,7 @@ blpg_worker_main(Datum main_arg)
 				userid;
 	volatile long delay = 1000;
 	MemoryContext worker_cxt;
+	bool		mine;
 
 	pqsignal(SIGTERM, handle_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -717,13 +718,22 @@ blpg_worker_main(Datum main_arg)
 		proc_exit(0);
 
 	slot = &blpg_shared->slots[index];
+	LWLockAcquire(&blpg_shared->lock, LW_SHARED);
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	/* launched for this allocation of the slot, and the only one */
+	mine = slot->in_use && slot->token == blpg_worker_token() && slot->worker_pid == 0;
 	dboid = slot->dboid;
 	serverid = slot->serverid;
 	userid = slot->userid;
-	slot->worker_pid = MyProcPid;
-	slot->state = BLPG_STATE_STARTING;
+	if (mine)
+	{
+		slot->worker_pid = MyProcPid;
+		slot->state = BLPG_STATE_STARTING;
+	}
 	LWLockRelease(&slot->lock);
+	LWLockRelease(&blpg_shared->lock);
+	if (!mine)
+		proc_exit(0);
 	before_shmem_exit(worker_exit, PointerGetDatum(slot));
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
@@ -735,26 +745,73 @@ blpg_worker_main(Datum main_arg)
 									   ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(worker_cxt);
 
-	if (!server_exists(serverid))
+	/*
+	 * The options and the durable position.  Should that fail (no user
+	 * mapping, an orphaned position of this server), the source stays in
+	 * state "error" with the message and tries again every 30 s.
+	 */
+	for (;;)
 	{
-		ereport(LOG,
-				(errmsg("source with server OID %u: the foreign server was dropped; the worker stops",
-						serverid)));
-		forget_source(slot, dboid, serverid);
-	}
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	{
-		MemoryContext old = MemoryContextSwitchTo(worker_cxt);
+		volatile bool dropped = false;
+		volatile bool ok = false;
 
-		w.cfg = blpg_load_config(serverid, userid);
-		w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
-		w.have_start = blpg_state_load(serverid, &w.start);
-		MemoryContextSwitchTo(old);
+		PG_TRY();
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			if (GetForeignServerExtended(serverid, FSV_MISSING_OK) == NULL)
+				dropped = true;
+			else
+			{
+				MemoryContext old = MemoryContextSwitchTo(worker_cxt);
+
+				w.cfg = blpg_load_config(serverid, userid);
+				w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
+				w.have_start = blpg_state_load(serverid, &w.start);
+				MemoryContextSwitchTo(old);
+			}
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			ok = true;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(worker_cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			snprintf(slot->last_error, sizeof(slot->last_error), "%s%s%s%s%s",
+					 edata->message, edata->detail ? " DETAIL: " : "",
+					 edata->detail ? edata->detail : "",
+					 edata->hint ? " HINT: " : "", edata->hint ? edata->hint : "");
+			slot->last_error_time = GetCurrentTimestamp();
+			slot->state = BLPG_STATE_ERROR;
+			LWLockRelease(&slot->lock);
+			ereport(LOG,
+					(errcode(edata->sqlerrcode),
+					 errmsg("%s", edata->message),
+					 edata->detail ? errdetail("%s", edata->detail) : 0,
+					 edata->hint ? errhint("%s", edata->hint) : 0));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(worker_cxt);
+		if (dropped)
+		{
+			ereport(LOG,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("source with server OID %u: the foreign server was dropped; the worker stops",
+							serverid)));
+			forget_source(slot);
+		}
+		if (ok)
+			break;
+		if (!nap(slot, 30000))
+			proc_exit(0);
 	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	MemoryContextSwitchTo(worker_cxt);
 
 	pgstat_report_activity(STATE_RUNNING, psprintf("binlog_fdw source %s", w.cfg->server_name));
 	bl_source_options_init(&w.sopts);

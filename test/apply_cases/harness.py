@@ -114,8 +114,8 @@ class Source:
                  (self.name, tables, truncate))
 
     def start(self):
-        pid = q1(self.conn, 'SELECT binlog_fdw.start(%s)', (self.name,))
-        check(pid and pid > 0, 'start(%s) returned %r' % (self.name, pid))
+        # the worker starts when start()'s transaction commits
+        q(self.conn, 'SELECT binlog_fdw.start(%s)', (self.name,))
         return wait_streaming(self.conn, self.name)
 
     def apply(self, conn=None, max_changes=100000, max_seconds=10, wait=0.0):

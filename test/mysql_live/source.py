@@ -30,8 +30,9 @@ def sample(name):
 
 def default_users():
     return [
+        # SELECT: column names of MINIMAL-metadata samples come from information_schema
         {'user': 'repl', 'host': '%', 'password': 'sha2-secret', 'plugin': 'caching_sha2_password',
-         'grants': list(REPL_GRANTS)},
+         'grants': list(REPL_GRANTS) + ['SELECT']},
         {'user': 'native', 'host': '%', 'password': 'native-secret', 'plugin': 'mysql_native_password',
          'grants': list(REPL_GRANTS)},
         {'user': 'noslave', 'host': '%', 'password': 'pw', 'plugin': 'caching_sha2_password',

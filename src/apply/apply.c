@@ -193,7 +193,7 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 			ConditionVariableCancelSleep();
 
 		/* what this transaction writes carries the source's origin */
-		blpg_origin_begin(server->serverid, false);
+		blpg_origin_begin(server->serverid);
 		stop_before = 0;
 		apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
 					  &commit_ts_us, &stop_before);

@@ -172,14 +172,13 @@ extern int	blpg_position_cmp(const char *file_a, uint64 pos_a,
 
 /*
  * Mark what the current transaction writes with the source's replication
- * origin (for_session: for the rest of the session); the progress is the
- * acknowledged position and the MySQL commit time (us since 1970).
+ * origin; the progress is the acknowledged position and the MySQL commit
+ * time (us since 1970).
  */
-extern void blpg_origin_begin(Oid serverid, bool for_session);
+extern void blpg_origin_begin(Oid serverid);
 extern void blpg_origin_progress(Oid serverid, const blpg_position *pos,
 								 int64 commit_ts_us);
 extern XLogRecPtr blpg_origin_lsn(const char *file, uint64 pos);
-extern void blpg_origin_drop(Oid serverid);
 
 /* ---- the continuous apply worker (continuous.c) ---- */
 

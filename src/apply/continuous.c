@@ -133,10 +133,6 @@ blpg_apply_worker_main(Datum main_arg)
 	apply_set_synchronous_commit();
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
-	/* every transaction of this worker carries the source's origin */
-	StartTransactionCommand();
-	blpg_origin_begin(slot->serverid, true);
-	CommitTransactionCommand();
 
 	while (!apply_should_stop(slot))
 	{

@@ -1,8 +1,8 @@
 /*
  * origin.c
  *	  Replication origins: every transaction that apply writes is marked
- *	  with the PostgreSQL replication origin of its source, named
- *	  "binlog_fdw_<server oid>" (as subscriptions use "pg_<oid>"), so that
+ *	  with the PostgreSQL replication origin of its source (named, dropped
+ *	  and cleaned up by src/base/origins.c), so that
  *	  logical decoding downstream tells binlog_fdw's writes from local ones
  *	  (PostgreSQL 16's subscription option origin = none, test_decoding's
  *	  only-local): the basis of a loop-free MySQL <-> PostgreSQL setup.
@@ -13,28 +13,23 @@
  * (mysql-bin.000042 position 1234 shows as 2A/4D2 ... see
  * blpg_origin_lsn), and its commit timestamp is the MySQL commit time.
  *
- * apply() sets the origin up for the calling transaction only and resets
- * it when the transaction ends (other writes of that transaction carry the
- * origin too); a session that set up an origin of its own keeps it.  The
- * continuous apply worker sets it up once for its life, as PostgreSQL's
- * apply workers do.
+ * The origin is set up for the applying transaction only and reset when
+ * it ends (other writes of that transaction carry the origin too), by
+ * apply() and by the continuous worker alike, so that it is in use only
+ * while a transaction applies: DROP SERVER can drop it.  A session that set
+ * up an origin of its own keeps it.
  */
 #include "apply/apply.h"
 
 #include <ctype.h>
 
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "replication/origin.h"
 
 static bool origin_in_xact = false;		/* set up by us, until xact end */
 static Oid	origin_server = InvalidOid; /* whose origin is set up */
 static bool callback_registered = false;
-
-static void
-origin_name(Oid serverid, char *buf, size_t len)
-{
-	snprintf(buf, len, "binlog_fdw_%u", serverid);
-}
 
 static void
 origin_xact_callback(XactEvent event, void *arg)
@@ -62,35 +57,35 @@ origin_xact_callback(XactEvent event, void *arg)
 
 /*
  * Mark what the current transaction writes with the origin of serverid
- * (created if needed).  for_session: keep it set up after the transaction
- * (the continuous worker).  A transaction has one origin: when it applies
+ * (created if needed).  A transaction has one origin: when it applies
  * changes of a second source, or the session set up an origin of its own,
  * its writes keep the origin they have.
  */
 void
-blpg_origin_begin(Oid serverid, bool for_session)
+blpg_origin_begin(Oid serverid)
 {
 	char		name[64];
 	RepOriginId id;
 
 	if (replorigin_session_origin != InvalidRepOriginId)
 		return;					/* ours already, or the session's own */
-	origin_name(serverid, name, sizeof(name));
+	blpg_origin_name(MyDatabaseId, serverid, name, sizeof(name));
 	id = replorigin_by_name(name, true);
 	if (id == InvalidRepOriginId)
+	{
+		/* origins of sources that are gone free their state slots first */
+		blpg_origins_clean();
 		id = replorigin_create(name);
+	}
 	replorigin_session_setup(id);
 	replorigin_session_origin = id;
 	origin_server = serverid;
-	if (!for_session)
+	if (!callback_registered)
 	{
-		if (!callback_registered)
-		{
-			RegisterXactCallback(origin_xact_callback, NULL);
-			callback_registered = true;
-		}
-		origin_in_xact = true;
+		RegisterXactCallback(origin_xact_callback, NULL);
+		callback_registered = true;
 	}
+	origin_in_xact = true;
 }
 
 /*
@@ -124,14 +119,4 @@ blpg_origin_progress(Oid serverid, const blpg_position *pos, int64 commit_ts_us)
 	if (commit_ts_us)
 		replorigin_session_origin_timestamp = (TimestampTz) commit_ts_us -
 			((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
-}
-
-/* The origin of a dropped server goes with it (the sql_drop trigger). */
-void
-blpg_origin_drop(Oid serverid)
-{
-	char		name[64];
-
-	origin_name(serverid, name, sizeof(name));
-	replorigin_drop_by_name(name, true, false);
 }

@@ -51,6 +51,15 @@ extern bool blpg_tables_legacy(void);
 /* A server renamed: its rows in every table take the new name (SPI). */
 extern void blpg_tables_rename_server(const char *oldname, const char *newname);
 
+/* ---- the replication origin of a source (origins.c) ---- */
+
+/* "binlog_fdw_<database oid>_<server oid>" */
+extern void blpg_origin_name(Oid dboid, Oid serverid, char *buf, size_t len);
+/* Drop the origin of a server of this database (DROP SERVER). */
+extern void blpg_origin_drop(Oid serverid);
+/* Drop the origins of servers or databases that are gone (in a transaction). */
+extern void blpg_origins_clean(void);
+
 /* ---- the host list of a source (hosts.c) ---- */
 
 #define BLPG_HOST_LEN		272		/* "host:port" of a source server */

@@ -446,6 +446,8 @@ blpg_starter_main(Datum main_arg)
 		MemoryContextSwitchTo(old);
 		report_orphans();
 	}
+	/* replication origins of dropped servers or databases */
+	blpg_origins_clean();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(cxt);

@@ -62,7 +62,10 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 	if (access != OAT_DROP || blpg_shared == NULL)
 		return;
 	if (classId == ForeignServerRelationId)
+	{
 		stop_at_commit(objectId);
+		blpg_origin_drop(objectId);
+	}
 	else if (classId == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(objectId);

@@ -67,6 +67,7 @@ def case_origins(conn, m):
     q(conn, 'CREATE TABLE public.local_t (id int PRIMARY KEY)')
     src = Source(conn, 'obs_origin', r'^%s\.' % MDB_DB)
     srvid = q1(conn, "SELECT oid FROM pg_foreign_server WHERE srvname = 'obs_origin'")
+    dboid = q1(conn, 'SELECT oid FROM pg_database WHERE datname = current_database()')
     slot = 'blf_obs_td'
     q(conn, "SELECT pg_create_logical_replication_slot(%s, 'test_decoding')", (slot,))
     try:
@@ -76,7 +77,7 @@ def case_origins(conn, m):
         src.sync(m)
         q(conn, 'INSERT INTO public.local_t VALUES (11)')
         # the origin and its progress
-        name = 'binlog_fdw_%d' % srvid
+        name = 'binlog_fdw_%d_%d' % (dboid, srvid)
         rows = q(conn, 'SELECT o.roname, s.remote_lsn::text FROM pg_replication_origin o '
                        'JOIN pg_replication_origin_status s ON s.local_id = o.roident WHERE o.roname = %s',
                  (name,))
@@ -121,6 +122,46 @@ def case_origins(conn, m):
                   'ON s.local_id = o.roident WHERE o.roname = %s', (name,)) == origin_lsn(*q(
                       conn, 'SELECT file, pos FROM binlog_fdw.source_state WHERE server_name = %s',
                       ('obs_origin',))[0]), 10)
+        # the origin goes with its server (origins hold replication state slots)
+        src.drop()
+        check(q1(conn, 'SELECT count(*) FROM pg_replication_origin WHERE roname = %s', (name,)) == 0,
+              'origin %s outlived DROP SERVER' % name)
+        # ... and with a dropped database: the next new origin cleans it up
+        admin = harness.pg(db='postgres')
+        q(admin, 'DROP DATABASE IF EXISTS blf_obs_gone WITH (FORCE)')
+        q(admin, 'CREATE DATABASE blf_obs_gone')
+        g = harness.pg(db='blf_obs_gone')
+        q(g, 'CREATE EXTENSION binlog_fdw')
+        q(g, 'CREATE SCHEMA %s' % MDB_DB)
+        q(g, 'CREATE TABLE %s.t (id int PRIMARY KEY, v text)' % MDB_DB)
+        gone = Source(g, 'obs_gone', r'^%s\.' % MDB_DB)
+        gone.start()
+        mx(m, "INSERT INTO %s.t VALUES (4, 'gone')" % MDB_DB)
+        gone.sync(m)
+        gone_name = 'binlog_fdw_%d_%d' % (q1(g, 'SELECT oid FROM pg_database WHERE datname = current_database()'),
+                                         q1(g, "SELECT oid FROM pg_foreign_server WHERE srvname = 'obs_gone'"))
+        q(g, 'SELECT binlog_fdw.stop(%s)', ('obs_gone',))
+        g.close()
+        q(admin, 'DROP DATABASE blf_obs_gone WITH (FORCE)')
+        check(q1(conn, 'SELECT count(*) FROM pg_replication_origin WHERE roname = %s', (gone_name,)) == 1,
+              'origin %s of the dropped database is already gone (the test proves nothing)' % gone_name)
+        again = Source(conn, 'obs_origin2', r'^%s\.' % MDB_DB)
+        again.start()
+        mx(m, "INSERT INTO %s.t VALUES (5, 'again')" % MDB_DB)
+        again.sync(m)
+        check(q1(conn, 'SELECT count(*) FROM pg_replication_origin WHERE roname = %s', (gone_name,)) == 0,
+              'origin %s of a dropped database outlived the next new origin' % gone_name)
+        again.drop()
+        # many sources one after another never run out of state slots
+        slots = q1(conn, "SELECT setting::int FROM pg_settings WHERE name = 'max_replication_slots'")
+        for i in range(slots + 2):
+            s_i = Source(conn, 'obs_many_%d' % i, r'^%s\.' % MDB_DB)
+            s_i.start()
+            mx(m, "INSERT INTO %s.t VALUES (%d, 'many')" % (MDB_DB, 100 + i))
+            s_i.sync(m)
+            s_i.drop()
+        left = q1(conn, "SELECT count(*) FROM pg_replication_origin WHERE roname LIKE 'binlog\\_fdw\\_%%'")
+        check(left == 0, '%d binlog_fdw origins left after every source was dropped' % left)
     finally:
         q(conn, 'SELECT pg_drop_replication_slot(%s)', (slot,))
         src.drop()

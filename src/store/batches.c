@@ -38,7 +38,8 @@ typedef struct pending_ack
 	uint32		generation;
 	uint64		batch_id;
 	uint64		last_seq;
-	blpg_position pos;
+	blpg_slot_position pos;		/* for the slot at commit (the GTID state
+								 * is in the durable row) */
 	SubTransactionId subid;		/* the (sub)transaction that acknowledged */
 } pending_ack;
 
@@ -304,7 +305,7 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 	pa->generation = generation;
 	pa->batch_id = batch_id;
 	pa->last_seq = last_seq;
-	pa->pos = pos;
+	blpg_position_to_slot(&pos, &pa->pos);
 	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
@@ -555,7 +556,7 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	pa->generation = slot->generation;
 	pa->batch_id = batch_id;
 	pa->last_seq = slot->batches[i].last_seq;
-	pa->pos = pos;
+	blpg_position_to_slot(&pos, &pa->pos);
 	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);

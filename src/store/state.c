@@ -9,6 +9,11 @@
  * Consumers may be unprivileged roles granted the SQL functions; the table
  * itself belongs to the extension's owner, so the writes run as that owner
  * (blpg_run_as_owner, src/base/owner.c).
+ *
+ * The GTID state has no size limit: it is text in the table and palloc'd
+ * text in a blpg_position (NULL: not known, which leaves the recorded
+ * state as it was).  Binlog file names and single GTIDs are bounded; a
+ * longer one is an error, never cut.
  */
 #include "store/store.h"
 
@@ -29,7 +34,29 @@ typedef struct state_call
 	const char *server_name;
 	blpg_position *pos;
 	bool		found;
+	MemoryContext cxt;			/* where a loaded GTID state goes */
 } state_call;
+
+void
+blpg_copy_bounded(char *dst, size_t dstlen, const char *src, size_t len, const char *what)
+{
+	if (len >= dstlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s of %zu bytes is too long (at most %zu bytes are supported): \"%.*s...\"",
+						what, len, dstlen - 1, (int) Min(len, 100), src)));
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+void
+blpg_position_to_slot(const blpg_position *pos, blpg_slot_position *out)
+{
+	memcpy(out->file, pos->file, sizeof(out->file));
+	out->pos = pos->pos;
+	out->skip = pos->skip;
+	memcpy(out->gtid, pos->gtid, sizeof(out->gtid));
+}
 
 static void
 load_fn(void *arg)
@@ -52,15 +79,18 @@ load_fn(void *arg)
 		Datum		d;
 
 		s = SPI_getvalue(tup, desc, 1);
-		strlcpy(c->pos->file, s ? s : "", sizeof(c->pos->file));
+		blpg_copy_bounded(c->pos->file, sizeof(c->pos->file), s ? s : "", s ? strlen(s) : 0,
+						  "binlog file name in binlog_fdw.source_state");
 		d = SPI_getbinval(tup, desc, 2, &isnull);
 		c->pos->pos = isnull ? 0 : (uint64) DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 3, &isnull);
 		c->pos->skip = isnull ? 0 : (uint64) DatumGetInt64(d);
 		s = SPI_getvalue(tup, desc, 4);
-		strlcpy(c->pos->gtid, s ? s : "", sizeof(c->pos->gtid));
+		blpg_copy_bounded(c->pos->gtid, sizeof(c->pos->gtid), s ? s : "", s ? strlen(s) : 0,
+						  "GTID in binlog_fdw.source_state");
+		/* SPI's memory goes at SPI_finish: the state goes to the caller's */
 		s = SPI_getvalue(tup, desc, 5);
-		strlcpy(c->pos->gtid_state, s ? s : "", sizeof(c->pos->gtid_state));
+		c->pos->gtid_state = s ? MemoryContextStrdup(c->cxt, s) : NULL;
 		c->found = c->pos->file[0] != '\0';
 	}
 }
@@ -68,7 +98,7 @@ load_fn(void *arg)
 bool
 blpg_state_load(Oid serverid, blpg_position *pos)
 {
-	state_call	c = {serverid, NULL, pos, false};
+	state_call	c = {serverid, NULL, pos, false, CurrentMemoryContext};
 
 	memset(pos, 0, sizeof(*pos));
 	blpg_run_as_owner(load_fn, &c);
@@ -90,10 +120,10 @@ save_fn(void *arg)
 	args[3] = Int64GetDatum((int64) pos->pos);
 	args[4] = Int64GetDatum((int64) pos->skip);
 	args[5] = CStringGetTextDatum(pos->gtid);
-	args[6] = CStringGetTextDatum(pos->gtid_state);
+	args[6] = pos->gtid_state ? CStringGetTextDatum(pos->gtid_state) : (Datum) 0;
 	if (pos->gtid[0] == '\0')
 		nulls[5] = 'n';
-	if (pos->gtid_state[0] == '\0')
+	if (pos->gtid_state == NULL)
 		nulls[6] = 'n';
 	if (SPI_execute_with_args("INSERT INTO binlog_fdw.source_state AS s "
 							  "(srvid, server_name, file, pos, skip, gtid, gtid_state, updated_at) "
@@ -110,7 +140,7 @@ save_fn(void *arg)
 void
 blpg_state_save(Oid serverid, const char *server_name, const blpg_position *pos)
 {
-	state_call	c = {serverid, server_name, (blpg_position *) pos, false};
+	state_call	c = {serverid, server_name, (blpg_position *) pos, false, NULL};
 
 	blpg_run_as_owner(save_fn, &c);
 }
@@ -131,7 +161,7 @@ forget_fn(void *arg)
 void
 blpg_state_forget(Oid serverid)
 {
-	state_call	c = {serverid, NULL, NULL, false};
+	state_call	c = {serverid, NULL, NULL, false, NULL};
 
 	blpg_run_as_owner(forget_fn, &c);
 }

@@ -312,6 +312,8 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 
 	/* the durable part, in the caller's transaction */
 	blpg_state_save(server->serverid, server->servername, &pos);
+	if (pos.gtid_state)
+		pfree(pos.gtid_state);
 	return last_seq;
 }
 
@@ -562,6 +564,10 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	MemoryContextSwitchTo(old);
 	LWLockRelease(&slot->lock);
 	blpg_state_save(serverid, server_name, &pos);
+	/* an apply call acknowledges many batches: do not keep their states */
+	if (pos.gtid_state)
+		pfree(pos.gtid_state);
+	pos.gtid_state = NULL;
 	if (pos_out)
 		*pos_out = pos;
 }

@@ -464,7 +464,10 @@ extern void blpg_consume_rollback_own(blpg_slot *slot);
 extern void blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last);
 /* Release a batch's ring space before the transaction ends. */
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
-/* Acknowledge a batch of this backend in the current transaction. */
+/*
+ * Acknowledge a batch of this backend in the current transaction; pos_out
+ * (may be NULL) gets the new position without its GTID state (NULL).
+ */
 extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 							 uint64 batch_id, blpg_position *pos_out);
 

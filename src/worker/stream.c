@@ -829,6 +829,9 @@ blpg_worker_main(Datum main_arg)
 				w.have_start = false;
 			if (durable.gtid_state)
 				pfree(durable.gtid_state);
+			ereport(LOG,
+					(errmsg("source \"%s\": a consumer rolled back changes whose ring space it had released; streaming again from the durable position %s:%llu",
+							w.cfg->server_name, w.start.file, (unsigned long long) w.start.pos)));
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 			blpg_position_to_slot(&w.start, &slot->acked);
 			LWLockRelease(&slot->lock);

@@ -47,6 +47,11 @@ Cases (one "ok - failover/NAME" line each):
                     every domain is consumed resumes on A at the whole state;
                     then A dies, B is promoted and written to in every
                     domain: nothing lost or delivered twice in any domain
+  rewind            an apply() of a transaction larger than the ring rolls
+                    back: the worker streams again from the durable
+                    position, read back from source_state with its GTID
+                    state of 300 domains; the next apply() leaves exactly
+                    A's rows
 
 usage: failover.py [CASE...]
 
@@ -938,6 +943,89 @@ def case_many_domains(seed):
             'the worker did not resume on B: %s' % short(lines, 300))
     check_whole_state(run, B, 'the round on B, after the failover')
     run.check_positions_on_b()
+
+
+@case('rewind')
+def case_rewind(seed):
+    """An apply() that took a transaction larger than the ring (its ring
+    space released as it went) rolls back: the worker rewinds to the
+    durable position, read back from source_state with its GTID state of
+    many domains, and the next apply() leaves the source's rows exactly."""
+    fresh_pair()
+    server = 'fo_rewind'
+    db = server + '_d'
+    ndomains = 300
+    A.query('CREATE DATABASE %s' % db)
+    A.query('CREATE TABLE %s.t (id BIGINT PRIMARY KEY, dom BIGINT NOT NULL, v LONGTEXT NOT NULL) '
+            'ENGINE=InnoDB' % db)
+    wait_caught_up()
+    create_source(PG, server, A_PORT, 9507, host=HOSTS, include='^%s\\.' % db)
+    PG.execute('SELECT * FROM binlog_fdw.snapshot(%s, ARRAY[%s])', (server, db + '.t'))
+    start_source(PG, server)
+
+    def write(sqls, domain, server_id):
+        conn = A.connect(db=db, autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                cur.execute('SET SESSION gtid_domain_id = %d, server_id = %d' % (domain, server_id))
+                for sql, args in sqls:
+                    cur.execute(sql, args)
+            conn.commit()
+        finally:
+            conn.close()
+
+    def apply(cur, max_seconds=30, wait=5):
+        cur.execute('SELECT transactions, rows FROM binlog_fdw.apply(%s, 100000, %s, %s)',
+                    (server, max_seconds, wait))
+        return cur.fetchone()
+
+    for i in range(ndomains):
+        d = DOMAIN_BASE + 1000 * i
+        write([("INSERT INTO t VALUES (%s, %s, 'small')", (i + 1, d))], d, SERVER_BASE + i)
+    pg = PG.connect(autocommit=True)
+    try:
+        with pg.cursor() as cur:
+            wait_for(lambda: apply(cur, wait=1) is not None and
+                     len(parse_state(PG.status(server)['gtid_state']) or {}) == ndomains + 1,
+                     60, 'apply() to take the %d small transactions' % ndomains)
+    finally:
+        pg.close()
+    # larger than the 1 MB ring: apply() releases its space as it goes
+    write([('INSERT INTO t VALUES (%s, 7, %s)', (100000 + k, ('%06d' % k) * 43691))
+           for k in range(16)], 7, 1)
+    off = pg_log_size()
+    pg = PG.connect(autocommit=False)
+    try:
+        with pg.cursor() as cur:
+            t, r = apply(cur, max_seconds=60, wait=10)
+            require((t, r) == (1, 16), 'apply() of the large transaction applied %s transactions '
+                    'and %s rows, expected 1 and 16' % (t, r))
+        pg.rollback()
+    finally:
+        pg.close()
+    a_pos = gtid_pos(A)
+    wait_for(lambda: 'streaming again from the durable position' in pg_log_since(off), 30,
+             'the worker to rewind to the durable position')
+    pg = PG.connect(autocommit=True)
+    try:
+        with pg.cursor() as cur:
+            wait_for(lambda: apply(cur, wait=1)[0] == 0 and
+                     parse_state(PG.status(server)['gtid_state']) == parse_state(a_pos), 60,
+                     'apply() to take the large transaction again')
+    finally:
+        pg.close()
+    st = PG.status(server)
+    (durable,), = PG.query('SELECT gtid_state FROM binlog_fdw.source_state WHERE server_name = %s',
+                           (server,))
+    require(durable == st['gtid_state'], 'source_state.gtid_state is not status.gtid_state')
+    got = [tuple(r) for r in PG.query('SELECT id, dom, md5(v) FROM %s.t ORDER BY id' % db)]
+    want = [tuple(r) for r in A.query('SELECT id, dom, MD5(v) FROM %s.t ORDER BY id' % db)]
+    require(got == want, 'PostgreSQL has %d rows, A %d; first difference: %s'
+            % (len(got), len(want), next(((g, w) for g, w in zip(got, want) if g != w),
+                                         'in length')))
+    log('rewind: %d rows equal after the rollback and the next apply(); GTID state of %d '
+        'domains, %d bytes' % (len(got), ndomains + 2, len(durable)))
+    stop_source(PG, server)
 
 
 # ---------------------------------------------------------------------------

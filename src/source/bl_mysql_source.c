@@ -21,11 +21,10 @@ struct bl_source
 	MARIADB_RPL *rpl;
 	MARIADB_RPL_EVENT *event;
 	bl_source_info info;
-	char		file[BL_FILE_NAME_MAX]; /* binlog file of the next event */
+	char		file[512];		/* binlog file of the next event */
 	uint64_t	position;		/* position after the last event */
-	char		pending_file[BL_FILE_NAME_MAX]; /* set by a real ROTATE:
-												 * applies to the events
-												 * after it */
+	char		pending_file[512];	/* set by a real ROTATE: applies to the
+									 * events after it */
 };
 
 void

@@ -775,7 +775,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	bl_snapshot *volatile snap = NULL;
 	bl_error	err;
 	char		file[BLPG_FILE_LEN];
-	char		gtid[BLPG_GTID_LEN];
+	char	   *gtid = NULL;		/* the GTID state then, of any length */
 	uint64_t	pos = 0;
 	Datum	   *elems;
 	bool	   *nulls;
@@ -846,13 +846,19 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 			else
 				before[i] = pstrdup(digest);
 		}
-		if (snap == NULL ||
-			bl_snapshot_start(snap, file, sizeof(file), &pos, gtid, sizeof(gtid), &err) != 0)
 		{
-			bl_snapshot_end(snap);
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
+			char	   *raw = NULL;
+
+			if (snap == NULL ||
+				bl_snapshot_start(snap, file, sizeof(file), &pos, &raw, &err) != 0)
+			{
+				bl_snapshot_end(snap);
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+						 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
+			}
+			gtid = pstrdup(raw ? raw : "");
+			free(raw);
 		}
 
 		BeginInternalSubTransaction(NULL);
@@ -960,7 +966,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 				memset(&state, 0, sizeof(state));
 				strlcpy(state.file, file, sizeof(state.file));
 				state.pos = pos;
-				strlcpy(state.gtid_state, gtid, sizeof(state.gtid_state));
+				state.gtid_state = gtid;
 				blpg_state_save(server->serverid, &state);
 			}
 		}

@@ -75,8 +75,12 @@ bl_decoder_destroy(bl_decoder *dec)
 void
 bl_decoder_set_file(bl_decoder *dec, const char *name, size_t len)
 {
+	dec->file_too_long = 0;
 	if (len >= sizeof(dec->file))
+	{
+		dec->file_too_long = len;
 		len = sizeof(dec->file) - 1;
+	}
 	memcpy(dec->file, name, len);
 	dec->file[len] = '\0';
 }
@@ -615,6 +619,10 @@ bl_decode_event(bl_decoder *dec, const uint8_t *data, size_t len,
 
 	memset(ev, 0, offsetof(bl_event, u));
 	ev->pos = pos;
+	if (BL_UNLIKELY(dec->file_too_long))
+		return bl_decoder_fail(dec, err, pos, BL_ERR_UNSUPPORTED,
+							   "binlog file name of %zu bytes is too long (at most %d bytes are supported)",
+							   dec->file_too_long, BL_FILE_NAME_MAX - 1);
 	if (len < BL_EVENT_HEADER_LEN)
 		return bl_decoder_fail(dec, err, pos, BL_ERR_TRUNCATED,
 							   "event is truncated: %zu bytes, a header needs 19", len);

@@ -398,7 +398,14 @@ extern void bl_decoder_options_init(bl_decoder_options *opts);
 extern bl_decoder *bl_decoder_create(const bl_decoder_options *opts);
 extern void bl_decoder_destroy(bl_decoder *dec);
 
-/* Name of the binlog file being read; used in positions and errors. */
+/*
+ * Name of the binlog file being read; used in positions and errors.  Names
+ * are at most BL_FILE_NAME_MAX - 1 bytes (the servers keep them in buffers
+ * of that size; file systems allow 255): after a longer one, every
+ * bl_decode_event() fails with an error naming its length, so that no
+ * position ever carries a cut name.
+ */
+#define BL_FILE_NAME_MAX 512
 extern void bl_decoder_set_file(bl_decoder *dec, const char *name, size_t len);
 extern const char *bl_decoder_file(const bl_decoder *dec);
 

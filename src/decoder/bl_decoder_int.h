@@ -17,7 +17,8 @@ typedef struct bl_table_slot
 struct bl_decoder
 {
 	bl_decoder_options opts;
-	char		file[256];
+	char		file[BL_FILE_NAME_MAX];
+	size_t		file_too_long;	/* length of a name that did not fit, or 0 */
 
 	/* FORMAT_DESCRIPTION in force */
 	bool		have_fde;

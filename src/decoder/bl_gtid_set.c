@@ -38,12 +38,41 @@ struct bl_gtid_set
 	int			cap;
 };
 
+/* Index of key's member, or where it would go (*found false). */
+static int
+member_index(const bl_gtid_set *s, const char *key, bool *found)
+{
+	int			lo = 0,
+				hi = s->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(s->m[mid].key, key);
+
+		if (c == 0)
+		{
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	*found = false;
+	return lo;
+}
+
+/* key's member, added (empty) if the set has none; NULL: out of memory. */
 static gtid_member *
 member_get(bl_gtid_set *s, const char *key)
 {
-	for (int i = 0; i < s->n; i++)
-		if (strcmp(s->m[i].key, key) == 0)
-			return &s->m[i];
+	bool		found;
+	int			i = member_index(s, key, &found);
+
+	if (found)
+		return &s->m[i];
 	if (s->n == s->cap)
 	{
 		int			cap = s->cap ? s->cap * 2 : 4;
@@ -54,22 +83,24 @@ member_get(bl_gtid_set *s, const char *key)
 		s->m = m;
 		s->cap = cap;
 	}
-	memset(&s->m[s->n], 0, sizeof(gtid_member));
-	snprintf(s->m[s->n].key, GTID_KEY_LEN, "%s", key);
-	return &s->m[s->n++];
+	memmove(&s->m[i + 1], &s->m[i], sizeof(gtid_member) * (size_t) (s->n - i));
+	memset(&s->m[i], 0, sizeof(gtid_member));
+	snprintf(s->m[i].key, GTID_KEY_LEN, "%s", key);
+	s->n++;
+	return &s->m[i];
 }
 
 static const gtid_member *
 member_find(const bl_gtid_set *s, const char *key)
 {
-	for (int i = 0; i < s->n; i++)
-		if (strcmp(s->m[i].key, key) == 0)
-			return &s->m[i];
-	return NULL;
+	bool		found;
+	int			i = member_index(s, key, &found);
+
+	return found ? &s->m[i] : NULL;
 }
 
 static bool
-member_add(gtid_member *m, uint64_t first, uint64_t last)
+member_grow(gtid_member *m)
 {
 	if (m->niv == m->cap)
 	{
@@ -81,6 +112,22 @@ member_add(gtid_member *m, uint64_t first, uint64_t last)
 		m->iv = iv;
 		m->cap = cap;
 	}
+	return true;
+}
+
+/* Does an interval starting at first join one ending at last? */
+static inline bool
+joins(uint64_t last, uint64_t first)
+{
+	return first <= last || first - last == 1;
+}
+
+/* Append an interval (parse: sorted and merged afterwards). */
+static bool
+member_add(gtid_member *m, uint64_t first, uint64_t last)
+{
+	if (!member_grow(m))
+		return false;
 	m->iv[m->niv].first = first;
 	m->iv[m->niv].last = last;
 	m->niv++;
@@ -107,7 +154,7 @@ member_normalize(gtid_member *m)
 	qsort(m->iv, (size_t) m->niv, sizeof(gtid_interval), interval_cmp);
 	for (int i = 1; i < m->niv; i++)
 	{
-		if (m->iv[i].first <= m->iv[out].last + 1)
+		if (joins(m->iv[out].last, m->iv[i].first))
 		{
 			if (m->iv[i].last > m->iv[out].last)
 				m->iv[out].last = m->iv[i].last;
@@ -116,6 +163,53 @@ member_normalize(gtid_member *m)
 			m->iv[++out] = m->iv[i];
 	}
 	m->niv = out + 1;
+}
+
+/* Add [first, last] to a member whose intervals are sorted and merged. */
+static bool
+member_insert(gtid_member *m, uint64_t first, uint64_t last)
+{
+	int			lo = 0,
+				hi = m->niv;
+	int			i,
+				j;
+
+	/* the first interval that ends at or after first - 1 */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (joins(m->iv[mid].last, first))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	i = lo;
+	if (i == m->niv || !joins(last, m->iv[i].first))
+	{
+		/* a new interval between its neighbours */
+		if (!member_grow(m))
+			return false;
+		memmove(&m->iv[i + 1], &m->iv[i], sizeof(gtid_interval) * (size_t) (m->niv - i));
+		m->iv[i].first = first;
+		m->iv[i].last = last;
+		m->niv++;
+		return true;
+	}
+	if (first < m->iv[i].first)
+		m->iv[i].first = first;
+	if (last > m->iv[i].last)
+		m->iv[i].last = last;
+	/* it may now reach the intervals after it */
+	for (j = i + 1; j < m->niv && joins(m->iv[i].last, m->iv[j].first); j++)
+		if (m->iv[j].last > m->iv[i].last)
+			m->iv[i].last = m->iv[j].last;
+	if (j > i + 1)
+	{
+		memmove(&m->iv[i + 1], &m->iv[j], sizeof(gtid_interval) * (size_t) (m->niv - j));
+		m->niv -= j - i - 1;
+	}
+	return true;
 }
 
 static bool
@@ -196,6 +290,12 @@ parse_interval(const char *s, size_t len, uint64_t *first, uint64_t *last)
 	}
 	*last = v;
 	return p == end && *first > 0 && *last >= *first;
+}
+
+bl_gtid_set *
+bl_gtid_set_create(void)
+{
+	return calloc(1, sizeof(bl_gtid_set));
 }
 
 bl_gtid_set *
@@ -325,18 +425,16 @@ member_covers(const gtid_member *m, uint64_t first, uint64_t last)
 	return false;
 }
 
-bool
-bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid)
+/* "uuid:n" or "uuid:tag:n" into its member key and number. */
+static bool
+parse_gtid(const char *gtid, char *key, uint64_t *gno)
 {
 	const char *colon = strrchr(gtid, ':');
-	char		key[GTID_KEY_LEN];
-	const gtid_member *m;
-	uint64_t	gno,
-				unused;
+	uint64_t	unused;
 	size_t		prefix;
 
-	if (colon == NULL || !parse_interval(colon + 1, strlen(colon + 1), &gno, &unused) ||
-		gno != unused)
+	if (colon == NULL || !parse_interval(colon + 1, strlen(colon + 1), gno, &unused) ||
+		*gno != unused)
 		return false;
 	prefix = (size_t) (colon - gtid);
 	if (prefix < 36 || !is_uuid(gtid, 36))
@@ -347,8 +445,89 @@ bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid)
 		make_key(key, gtid, gtid + 37, prefix - 37);
 	else
 		return false;
+	return true;
+}
+
+bool
+bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid)
+{
+	char		key[GTID_KEY_LEN];
+	const gtid_member *m;
+	uint64_t	gno;
+
+	if (!parse_gtid(gtid, key, &gno))
+		return false;
 	m = member_find(set, key);
 	return m != NULL && member_covers(m, gno, gno);
+}
+
+int
+bl_gtid_set_add(bl_gtid_set *set, const char *gtid, bl_error *err)
+{
+	char		key[GTID_KEY_LEN];
+	gtid_member *m;
+	uint64_t	gno;
+
+	if (!parse_gtid(gtid, key, &gno))
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"invalid GTID \"%.100s\" (expected uuid:N or uuid:tag:N)", gtid);
+	m = member_get(set, key);
+	if (m == NULL || !member_insert(m, gno, gno))
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+int
+bl_gtid_set_union(bl_gtid_set *a, const bl_gtid_set *b, bl_error *err)
+{
+	for (int i = 0; i < b->n; i++)
+	{
+		const gtid_member *mb = &b->m[i];
+		gtid_member *ma;
+
+		if (mb->niv == 0)
+			continue;
+		ma = member_get(a, mb->key);
+		if (ma == NULL)
+			return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		for (int k = 0; k < mb->niv; k++)
+			if (!member_insert(ma, mb->iv[k].first, mb->iv[k].last))
+				return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int
+bl_gtid_set_text(const bl_gtid_set *set, bl_buf *out)
+{
+	const char *uuid = NULL;
+
+	for (int i = 0; i < set->n; i++)
+	{
+		const gtid_member *m = &set->m[i];
+
+		if (m->niv == 0)
+			continue;
+		/* members of one uuid follow each other, the untagged one first */
+		if (uuid == NULL || strncmp(uuid, m->key, 36) != 0)
+		{
+			if (uuid != NULL)
+				bl_buf_putc(out, ',');
+			bl_buf_append(out, m->key, 36);
+			uuid = m->key;
+		}
+		if (m->key[36] == ':')
+			bl_buf_puts(out, m->key + 36);
+		for (int k = 0; k < m->niv; k++)
+		{
+			if (m->iv[k].first == m->iv[k].last)
+				bl_buf_printf(out, ":%llu", (unsigned long long) m->iv[k].first);
+			else
+				bl_buf_printf(out, ":%llu-%llu", (unsigned long long) m->iv[k].first,
+							  (unsigned long long) m->iv[k].last);
+		}
+	}
+	return bl_buf_failed(out) ? -1 : 0;
 }
 
 bool

@@ -14,6 +14,7 @@
 
 #include <errmsg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int
@@ -134,5 +135,53 @@ bl_mysql_query_value(MYSQL *conn, const char *sql, char *out, size_t outlen,
 	if (row && row[0])
 		snprintf(out, outlen, "%s", row[0]);
 	mysql_free_result(res);
+	return 0;
+}
+
+int
+bl_mysql_query_text(MYSQL *conn, const char *sql, char **out, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	unsigned long *lengths;
+	size_t		len = 0;
+	const char *v = "";
+
+	*out = NULL;
+	if (mysql_query(conn, sql) != 0)
+		return bl_mysql_fail(conn, err, sql);
+	res = mysql_store_result(conn);
+	if (res == NULL && mysql_field_count(conn))
+		return bl_mysql_fail(conn, err, sql);
+	row = res ? mysql_fetch_row(res) : NULL;
+	lengths = row ? mysql_fetch_lengths(res) : NULL;
+	if (row && row[0] && lengths)
+	{
+		v = row[0];
+		len = lengths[0];
+	}
+	*out = malloc(len + 1);
+	if (*out != NULL)
+	{
+		memcpy(*out, v, len);
+		(*out)[len] = '\0';
+	}
+	if (res)
+		mysql_free_result(res);
+	if (*out == NULL)
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory reading the result of %.100s", sql);
+	return 0;
+}
+
+int
+bl_mysql_copy_name(char *out, size_t outlen, const char *name, size_t len,
+				   const char *what, bl_error *err)
+{
+	if (len >= outlen)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"%s of %zu bytes is too long (at most %zu bytes are supported): \"%.100s...\"",
+							what, len, outlen - 1, name);
+	memcpy(out, name, len);
+	out[len] = '\0';
 	return 0;
 }

@@ -21,6 +21,19 @@ extern int	bl_mysql_fail(MYSQL *conn, bl_error *err, const char *what);
 extern int	bl_mysql_query_value(MYSQL *conn, const char *sql, char *out,
 								 size_t outlen, bl_error *err);
 
+/*
+ * The same, of any length: *out is malloc'd ("" if none; free() it), for
+ * values a user controls the size of (GTID states).
+ */
+extern int	bl_mysql_query_text(MYSQL *conn, const char *sql, char **out, bl_error *err);
+
+/*
+ * Copy a name the server sent (a binlog file name) into out, or fail
+ * naming what it is when it does not fit: never a cut name.
+ */
+extern int	bl_mysql_copy_name(char *out, size_t outlen, const char *name, size_t len,
+							   const char *what, bl_error *err);
+
 /* The connection and options of a source (bl_mysql_source.c). */
 extern MYSQL *bl_source_mysql(bl_source *src);
 extern const bl_source_options *bl_source_get_options(const bl_source *src);

@@ -92,13 +92,13 @@ fail:
 
 bl_snapshot *
 bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
-				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+				  uint64_t *pos, char **gtid, bl_error *err)
 {
 	bl_snapshot *s = bl_snapshot_open(opts, err);
 
 	if (s == NULL)
 		return NULL;
-	if (bl_snapshot_start(s, file, filelen, pos, gtid, gtidlen, err) != 0)
+	if (bl_snapshot_start(s, file, filelen, pos, gtid, err) != 0)
 	{
 		bl_snapshot_end(s);
 		return NULL;
@@ -108,10 +108,14 @@ bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
 
 int
 bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
-				  uint64_t *pos, char *gtid, size_t gtidlen, bl_error *err)
+				  uint64_t *pos, char **gtid, bl_error *err)
 {
 	MYSQL_RES  *res;
 	MYSQL_ROW	row;
+	int			rc = 0;
+
+	if (gtid)
+		*gtid = NULL;
 
 	if (s->is_mariadb)
 	{
@@ -125,16 +129,19 @@ bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
 		res = mysql_store_result(s->conn);
 		file[0] = '\0';
 		*pos = 0;
-		while (res && (row = mysql_fetch_row(res)))
+		while (rc == 0 && res && (row = mysql_fetch_row(res)))
 		{
 			if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_file") == 0)
-				snprintf(file, filelen, "%s", row[1]);
+				rc = bl_mysql_copy_name(file, filelen, row[1], strlen(row[1]),
+										"binlog file name", err);
 			else if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_position") == 0)
 				*pos = strtoull(row[1], NULL, 10);
 		}
 		if (res)
 			mysql_free_result(res);
-		if (gtid && bl_mysql_query_value(s->conn, "SELECT @@global.gtid_binlog_pos", gtid, gtidlen, err) != 0)
+		if (rc != 0)
+			goto fail;
+		if (gtid && bl_mysql_query_text(s->conn, "SELECT @@global.gtid_binlog_pos", gtid, err) != 0)
 			goto fail;
 	}
 	else
@@ -152,20 +159,29 @@ bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
 		row = res ? mysql_fetch_row(res) : NULL;
 		if (row && row[0])
 		{
-			snprintf(file, filelen, "%s", row[0]);
+			rc = bl_mysql_copy_name(file, filelen, row[0], strlen(row[0]), "binlog file name", err);
 			*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
-			if (gtid)
-				snprintf(gtid, gtidlen, "%s", mysql_num_fields(res) >= 5 && row[4] ? row[4] : "");
+			if (rc == 0 && gtid &&
+				(*gtid = strdup(mysql_num_fields(res) >= 5 && row[4] ? row[4] : "")) == NULL)
+				rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
 		}
 		if (res)
 			mysql_free_result(res);
-		if (exec(s, "UNLOCK TABLES", err) != 0)
+		if (rc != 0 || exec(s, "UNLOCK TABLES", err) != 0)
 			goto fail;
 	}
 	if (file[0] == '\0')
-		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
+	{
+		rc = bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
+		goto fail;
+	}
 	return 0;
 fail:
+	if (gtid)
+	{
+		free(*gtid);
+		*gtid = NULL;
+	}
 	return -1;
 }
 

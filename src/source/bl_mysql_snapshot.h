@@ -24,17 +24,17 @@ typedef struct bl_snapshot_column
 
 /*
  * Open a connection and a consistent snapshot; file/pos (and gtid, the
- * server's GTID position then) say where the binlog stood.
+ * server's GTID position then, of any length, malloc'd: free() it) say
+ * where the binlog stood.
  * bl_snapshot_begin = bl_snapshot_open + bl_snapshot_start; between the
  * two, the connection can read table definitions before the snapshot.
  */
 extern bl_snapshot *bl_snapshot_begin(const bl_source_options *opts,
 									  char *file, size_t filelen, uint64_t *pos,
-									  char *gtid, size_t gtidlen, bl_error *err);
+									  char **gtid, bl_error *err);
 extern bl_snapshot *bl_snapshot_open(const bl_source_options *opts, bl_error *err);
 extern int	bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
-							  uint64_t *pos, char *gtid, size_t gtidlen,
-							  bl_error *err);
+							  uint64_t *pos, char **gtid, bl_error *err);
 
 /*
  * A digest of a table's current definition (columns, types, defaults,

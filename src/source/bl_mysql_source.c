@@ -307,12 +307,14 @@ bl_source_function_defaults(bl_source *src, bl_source_default_fn fn, void *arg, 
 
 int
 bl_source_current_position(bl_source *src, char *file, size_t filelen,
-						   uint64_t *pos, char *gtid, size_t gtidlen,
-						   bl_error *err)
+						   uint64_t *pos, char **gtid, bl_error *err)
 {
 	MYSQL_RES  *res;
 	MYSQL_ROW	row;
+	int			rc;
 
+	if (gtid)
+		*gtid = NULL;
 	/* MySQL 8.4 removed SHOW MASTER STATUS */
 	if (mysql_query(src->conn, "SHOW BINARY LOG STATUS") != 0 &&
 		mysql_query(src->conn, "SHOW MASTER STATUS") != 0)
@@ -325,17 +327,20 @@ bl_source_current_position(bl_source *src, char *file, size_t filelen,
 		return bl_error_set(err, BL_ERR_UNSUPPORTED,
 							"the source reports no binlog position; is log_bin enabled?");
 	}
-	snprintf(file, filelen, "%s", row[0]);
+	rc = bl_mysql_copy_name(file, filelen, row[0], strlen(row[0]), "binlog file name", err);
 	*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
-	if (gtid)
-		gtid[0] = '\0';
-	if (gtid && !src->info.is_mariadb && mysql_num_fields(res) >= 5 && row[4])
-		snprintf(gtid, gtidlen, "%s", row[4]);
+	if (rc == 0 && gtid && !src->info.is_mariadb)
+	{
+		const char *set = mysql_num_fields(res) >= 5 && row[4] ? row[4] : "";
+
+		*gtid = strdup(set);
+		if (*gtid == NULL)
+			rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
 	mysql_free_result(res);
-	if (gtid && src->info.is_mariadb)
-		return bl_mysql_query_value(src->conn, "SELECT @@global.gtid_binlog_pos",
-									gtid, gtidlen, err);
-	return 0;
+	if (rc == 0 && gtid && src->info.is_mariadb)
+		rc = bl_mysql_query_text(src->conn, "SELECT @@global.gtid_binlog_pos", gtid, err);
+	return rc;
 }
 
 int
@@ -353,9 +358,13 @@ bl_source_first_file(bl_source *src, char *file, size_t filelen, bl_error *err)
 			mysql_free_result(res);
 		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source has no binlog files");
 	}
-	snprintf(file, filelen, "%s", row[0]);
-	mysql_free_result(res);
-	return 0;
+	{
+		int			rc = bl_mysql_copy_name(file, filelen, row[0], strlen(row[0]),
+											"binlog file name", err);
+
+		mysql_free_result(res);
+		return rc;
+	}
 }
 
 int
@@ -428,7 +437,11 @@ setup_session(bl_source *src, const char *gtid, bl_error *err)
 	}
 	if (gtid)
 	{
-		MYSQL_RES  *res;
+		static const char head[] = "SET @slave_connect_state = '";
+		static const char tail[] = "', @slave_gtid_strict_mode = 1, @slave_gtid_ignore_duplicates = 0";
+		size_t		glen = strlen(gtid);
+		char	   *q;
+		int			rc;
 
 		if (!src->info.is_mariadb)
 			return bl_error_set(err, BL_ERR_UNSUPPORTED,
@@ -436,14 +449,20 @@ setup_session(bl_source *src, const char *gtid, bl_error *err)
 		for (const char *p = gtid; *p; p++)
 			if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == ',' || *p == ' '))
 				return bl_error_set(err, BL_ERR_UNSUPPORTED,
-									"invalid MariaDB GTID list \"%s\" (expected domain-server-sequence, comma separated)",
+									"invalid MariaDB GTID list \"%.200s\" (expected domain-server-sequence, comma separated)",
 									gtid);
-		snprintf(sql, sizeof(sql), "SET @slave_connect_state = '%s', @slave_gtid_strict_mode = 1, "
-				 "@slave_gtid_ignore_duplicates = 0", gtid);
-		if (bl_source_exec(src, sql, err) != 0)
+		/* a state of thousands of domains: sized, never cut */
+		q = malloc(sizeof(head) + glen + sizeof(tail));
+		if (q == NULL)
+			return bl_error_set(err, BL_ERR_NOMEM, "out of memory for a GTID state of %zu bytes",
+								glen);
+		memcpy(q, head, sizeof(head) - 1);
+		memcpy(q + sizeof(head) - 1, gtid, glen);
+		memcpy(q + sizeof(head) - 1 + glen, tail, sizeof(tail));
+		rc = bl_source_exec(src, q, err);
+		free(q);
+		if (rc != 0)
 			return -1;
-		res = NULL;
-		(void) res;
 	}
 	return 0;
 }
@@ -467,10 +486,18 @@ bl_source_start_dump_at(bl_source *src, bl_decoder *dec, const char *file,
 		return bl_error_set(err, BL_ERR_IO, "setting replication options: %s",
 							mariadb_rpl_error(src->rpl));
 	if (mariadb_rpl_open(src->rpl) != 0)
-		return bl_error_set(err, BL_ERR_IO, "starting the binlog dump at %s:%llu%s%s: %s (MySQL error %u)",
+	{
+		size_t		glen = gtid ? strlen(gtid) : 0;
+
+		/* a state of thousands of domains would drown the server's error */
+		return bl_error_set(err, BL_ERR_IO, "starting the binlog dump at %s:%llu%s%.200s%s: %s (MySQL error %u)",
 							fname, (unsigned long long) pos, gtid ? " GTID " : "",
-							gtid ? gtid : "", mysql_error(src->conn), mysql_errno(src->conn));
-	snprintf(src->file, sizeof(src->file), "%s", fname);
+							gtid ? gtid : "", glen > 200 ? "..." : "",
+							mysql_error(src->conn), mysql_errno(src->conn));
+	}
+	if (bl_mysql_copy_name(src->file, sizeof(src->file), fname, strlen(fname),
+						   "binlog file name", err) != 0)
+		return -1;
 	src->position = gtid ? 4 : pos;
 	src->pending_file[0] = '\0';
 	bl_decoder_set_file(dec, src->file, strlen(src->file));
@@ -483,7 +510,7 @@ int
 bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
 {
 	const char *start = src->opts.start ? src->opts.start : "earliest";
-	char		file[512];
+	char		file[BL_FILE_NAME_MAX];
 	uint64_t	pos = 4;
 
 	if (strcmp(start, "earliest") == 0)
@@ -493,7 +520,7 @@ bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err)
 	}
 	else if (strcmp(start, "current") == 0)
 	{
-		if (bl_source_current_position(src, file, sizeof(file), &pos, NULL, 0, err) != 0)
+		if (bl_source_current_position(src, file, sizeof(file), &pos, NULL, err) != 0)
 			return -1;
 	}
 	else if (strncmp(start, "time:", 5) == 0)
@@ -610,7 +637,16 @@ bl_source_next(bl_source *src, bl_decoder *dec, const uint8_t **data,
 			bl_crc32(0, raw, n - 4) == (uint32_t) bl_load_le(raw + n - 4, 4))
 			nlen -= 4;
 		if (nlen >= sizeof(src->file))
-			nlen = sizeof(src->file) - 1;
+		{
+			if (err)
+			{
+				snprintf(err->file, sizeof(err->file), "%s", src->file);
+				err->position = src->position;
+			}
+			return bl_error_set(err, BL_ERR_UNSUPPORTED,
+								"ROTATE to a binlog file name of %zu bytes: at most %zu bytes are supported",
+								nlen, sizeof(src->file) - 1);
+		}
 		if (fake)
 		{
 			memcpy(src->file, raw + 27, nlen);

@@ -103,10 +103,13 @@ extern int	bl_source_next(bl_source *src, bl_decoder *dec,
 extern const char *bl_source_file(const bl_source *src);
 extern uint64_t bl_source_position(const bl_source *src);
 
-/* The server's current end of binlog ("SHOW MASTER STATUS"). */
+/*
+ * The server's current end of binlog ("SHOW MASTER STATUS"); gtid (may be
+ * NULL): MariaDB's @@gtid_binlog_pos or MySQL's Executed_Gtid_Set, of any
+ * length, malloc'd (free() it).
+ */
 extern int	bl_source_current_position(bl_source *src, char *file, size_t filelen,
-									   uint64_t *pos, char *gtid, size_t gtidlen,
-									   bl_error *err);
+									   uint64_t *pos, char **gtid, bl_error *err);
 
 /* The oldest binlog file the server still has ("SHOW BINARY LOGS"). */
 extern int	bl_source_first_file(bl_source *src, char *file, size_t filelen,
@@ -148,11 +151,12 @@ extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
  * dump starts at that state (strict mode).
  *
  * bl_source_gtid_at: the GTID state at a binlog position
- * (BINLOG_GTID_POS()); "" on MySQL or when the server cannot tell.
+ * (BINLOG_GTID_POS()), of any length, malloc'd into *out (free() it); ""
+ * on MySQL or when the server cannot tell.
  */
 extern int	bl_source_check_gtid_state(bl_source *src, const char *state, bl_error *err);
 extern int	bl_source_gtid_at(bl_source *src, const char *file, uint64_t pos,
-							  char *out, size_t outlen, bl_error *err);
+							  char **out, bl_error *err);
 
 /* Run a statement on the source's connection (not during a dump). */
 extern int	bl_source_exec(bl_source *src, const char *sql, bl_error *err);

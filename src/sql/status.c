@@ -3,7 +3,9 @@
  *	  binlog_fdw.status(): one row per started source, from its slot (the
  *	  binlog_fdw.status view selects it), and one per orphaned row of
  *	  binlog_fdw.source_state (state "orphaned": a position no server of
- *	  this database has).
+ *	  this database has).  The GTID state, which has no size limit and so
+ *	  no place in the slot, is the durable one in binlog_fdw.source_state:
+ *	  that of the acknowledged position.
  */
 #include "sql/sql.h"
 
@@ -115,8 +117,13 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum((int64) s.acked.skip);
 		values[c] = text_or_null(s.acked.gtid, &nulls[c]);
 		c++;
-		values[c] = text_or_null(s.acked.gtid_state, &nulls[c]);
-		c++;
+		{
+			blpg_position durable;
+
+			(void) blpg_state_load(s.serverid, &durable);
+			values[c] = text_or_null(durable.gtid_state ? durable.gtid_state : "", &nulls[c]);
+			c++;
+		}
 		/* lag: age of the newest thing heard from the source */
 		if ((s.state == BLPG_STATE_STREAMING || s.state == BLPG_STATE_RING_FULL) &&
 			(s.last_event_ts || s.last_heartbeat))

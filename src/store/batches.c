@@ -38,7 +38,8 @@ typedef struct pending_ack
 	uint32		generation;
 	uint64		batch_id;
 	uint64		last_seq;
-	blpg_position pos;
+	blpg_slot_position pos;		/* for the slot at commit (the GTID state
+								 * is in the durable row) */
 	SubTransactionId subid;		/* the (sub)transaction that acknowledged */
 } pending_ack;
 
@@ -305,13 +306,15 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 	pa->generation = generation;
 	pa->batch_id = batch_id;
 	pa->last_seq = last_seq;
-	pa->pos = pos;
+	blpg_position_to_slot(&pos, &pa->pos);
 	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
 
 	/* the durable part, in the caller's transaction */
 	blpg_state_save(server->serverid, &pos);
+	if (pos.gtid_state)
+		pfree(pos.gtid_state);
 	return last_seq;
 }
 
@@ -556,12 +559,16 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	pa->generation = slot->generation;
 	pa->batch_id = batch_id;
 	pa->last_seq = slot->batches[i].last_seq;
-	pa->pos = pos;
+	blpg_position_to_slot(&pos, &pa->pos);
 	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
 	LWLockRelease(&slot->lock);
 	blpg_state_save(serverid, &pos);
+	/* an apply call acknowledges many batches: do not keep their states */
+	if (pos.gtid_state)
+		pfree(pos.gtid_state);
+	pos.gtid_state = NULL;
 	if (pos_out)
 		*pos_out = pos;
 }

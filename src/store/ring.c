@@ -218,19 +218,21 @@ blpg_ring_position_after(blpg_slot *slot, uint64 seq, blpg_position *pos)
 	e = entry_at(slot, off);
 	blpg_entry_view_init(&v, e);
 	memset(pos, 0, sizeof(*pos));
+	/* the sink put names that fit (sink.c): these copies are whole */
 	if (e->kind == BLPG_ENTRY_COMMIT || e->kind == BLPG_ENTRY_DDL)
 	{
-		memcpy(pos->file, v.file, Min(e->file_len, BLPG_FILE_LEN - 1));
+		blpg_copy_bounded(pos->file, sizeof(pos->file), v.file, e->file_len, "binlog file name");
 		pos->pos = e->event_next_pos;
 		pos->skip = 0;
 	}
 	else
 	{
-		memcpy(pos->file, v.txn_file, Min(e->txn_file_len, BLPG_FILE_LEN - 1));
+		blpg_copy_bounded(pos->file, sizeof(pos->file), v.txn_file, e->txn_file_len,
+						  "binlog file name");
 		pos->pos = e->txn_pos;
 		pos->skip = e->txn_change_first + (seq - e->seq_first) + 1;
 	}
-	memcpy(pos->gtid, v.gtid, Min(e->gtid_len, BLPG_GTID_LEN - 1));
-	memcpy(pos->gtid_state, v.gtid_state, Min(e->gtid_state_len, BLPG_GTID_LEN - 1));
+	blpg_copy_bounded(pos->gtid, sizeof(pos->gtid), v.gtid, e->gtid_len, "GTID");
+	pos->gtid_state = e->gtid_state_known ? pnstrdup(v.gtid_state, e->gtid_state_len) : NULL;
 	return true;
 }

@@ -26,16 +26,22 @@
  * starts after it and gets the passed-over transactions again.  Another
  * transaction of its own domain arriving first means the server does not
  * have it: an error, never a skip.
+ *
+ * GTID state (bl_gtid_state.h): the MariaDB state or the MySQL GTID set of
+ * the transactions read, of any size, kept as each transaction commits.
+ * Entries carry it as text: BEGIN and ROWS entries the state before their
+ * transaction, COMMIT and DDL entries the state after it.  No other
+ * transaction commits while one is open, so the state's current text is
+ * the "before" until the transaction's GTID joins it at its commit.
  */
 #include "store/store.h"
 
 #include "bl_charset.h"
+#include "bl_gtid_state.h"
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-
-#define MAX_DOMAINS 64
 
 typedef struct canon_table
 {
@@ -44,18 +50,12 @@ typedef struct canon_table
 	uint32		len;
 } canon_table;
 
-typedef struct maria_domain
-{
-	uint32		domain;
-	uint32		server;
-	uint64		seq;
-} maria_domain;
-
 struct blpg_sink
 {
 	blpg_slot  *slot;
 	blpg_filter *filter;
-	MemoryContext cxt;
+	MemoryContext cxt;			/* canonical tables (reset when many) */
+	MemoryContext owner_cxt;	/* the caller's: the sink, its GTID state */
 
 	/* the open transaction */
 	bool		in_txn;			/* inside BEGIN .. COMMIT */
@@ -66,7 +66,6 @@ struct blpg_sink
 	bool		begin_put;		/* BEGIN counted */
 	char		gtid[BLPG_GTID_LEN];
 	int64		commit_ts_us;
-	char		state_before[BLPG_GTID_LEN];
 
 	/* changes to skip in the first transaction after a restart */
 	uint64		skip;
@@ -89,15 +88,15 @@ struct blpg_sink
 	uint64		put_done_pos;
 	uint64		put_seq_seen;	/* slot->put_seq at that point */
 
-	/* MariaDB GTID state */
-	maria_domain domains[MAX_DOMAINS];
-	int			ndomains;
+	/* GTID state of what was read (malloc'd; freed with owner_cxt) */
+	bl_gtid_state *state;
 
-	/* MariaDB GTID of the open transaction, committed into domains */
+	/* GTID of the open transaction, committed into the state at its end */
 	bool		pending_maria;
 	uint32		pending_domain;
 	uint32		pending_server;
 	uint64		pending_seq;
+	char		pending_mysql[BLPG_GTID_LEN];	/* "" = none */
 
 	bool		ddl_seen;
 	HTAB	   *tables;			/* version -> canonical table map */
@@ -105,7 +104,43 @@ struct blpg_sink
 	StringInfoData entry;
 };
 
-static void parse_gtid_state(blpg_sink *s, const char *gtid_state);
+static void
+free_state(void *arg)
+{
+	bl_gtid_state_free((bl_gtid_state *) arg);
+}
+
+/* An error of the GTID state as an ereport. */
+static void
+state_error(blpg_sink *s, const bl_error *err, const char *what)
+{
+	ereport(ERROR,
+			(errcode(err->code == BL_ERR_NOMEM ? ERRCODE_OUT_OF_MEMORY : ERRCODE_DATA_CORRUPTED),
+			 errmsg("source \"%s\": %s: %s", s->slot->server_name, what, err->message)));
+}
+
+/* The GTID state now, as text (NULL: not known); valid until it changes. */
+static const char *
+state_text(blpg_sink *s, size_t *len)
+{
+	const char *t;
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_gtid_state_text(s->state, &t, len, &err) != 0)
+		state_error(s, &err, "the GTID state");
+	return t;
+}
+
+/* A copy of the state's text in the current memory context (or NULL). */
+static char *
+state_copy(blpg_sink *s)
+{
+	size_t		len;
+	const char *t = state_text(s, &len);
+
+	return t ? pnstrdup(t, len) : NULL;
+}
 
 blpg_sink *
 blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
@@ -113,8 +148,27 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 {
 	blpg_sink  *s = palloc0(sizeof(blpg_sink));
 	HASHCTL		ctl;
+	MemoryContextCallback *cb;
+	bl_error	err;
 
 	s->slot = slot;
+	s->owner_cxt = CurrentMemoryContext;
+	s->state = bl_gtid_state_create();
+	if (s->state == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	cb = palloc0(sizeof(MemoryContextCallback));
+	cb->func = free_state;
+	cb->arg = s->state;
+	MemoryContextRegisterResetCallback(s->owner_cxt, cb);
+	memset(&err, 0, sizeof(err));
+	if (bl_gtid_state_load(s->state, gtid_state, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("source \"%s\": the GTID state to start at is not valid: %s",
+						slot->server_name, err.message),
+				 errdetail("The state comes from binlog_fdw.source_state (%zu bytes).",
+						   strlen(gtid_state)),
+				 errhint("Reset the source's position with binlog_fdw.reset() and take a new snapshot.")));
 	s->filter = filter;
 	s->skip = skip;
 	s->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw sink",
@@ -131,12 +185,10 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 	strlcpy(s->put_done_file, file, sizeof(s->put_done_file));
 	s->put_done_pos = pos;
 	s->put_seq_seen = slot->put_seq;
-	parse_gtid_state(s, gtid_state);
 	strlcpy(s->initial.file, file, sizeof(s->initial.file));
 	s->initial.pos = pos;
 	s->initial.skip = skip;
-	if (gtid_state)
-		strlcpy(s->initial.gtid_state, gtid_state, sizeof(s->initial.gtid_state));
+	s->initial.gtid_state = gtid_state ? pstrdup(gtid_state) : NULL;
 	return s;
 }
 
@@ -168,79 +220,23 @@ blpg_sink_restart_wanted(blpg_sink *s)
 	return s->restart_wanted;
 }
 
-/* "d-s-n,d-s-n" into the domain table */
+/* The open transaction's GTID joins the state: it committed. */
 static void
-parse_gtid_state(blpg_sink *s, const char *gtid_state)
+gtid_done(blpg_sink *s)
 {
-	s->ndomains = 0;
-	if (gtid_state)
-	{
-		const char *p = gtid_state;
+	bl_error	err;
+	int			rc = 0;
 
-		while (*p && s->ndomains < MAX_DOMAINS)
-		{
-			unsigned int d,
-						sv;
-			unsigned long long n;
-			int			used;
-
-			if (sscanf(p, "%u-%u-%llu%n", &d, &sv, &n, &used) != 3)
-				break;
-			s->domains[s->ndomains].domain = d;
-			s->domains[s->ndomains].server = sv;
-			s->domains[s->ndomains].seq = n;
-			s->ndomains++;
-			p += used;
-			if (*p == ',')
-				p++;
-		}
-	}
-}
-
-static void
-gtid_state_text(blpg_sink *s, char *out, size_t outlen)
-{
-	size_t		len = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < s->ndomains && len < outlen; i++)
-		len += snprintf(out + len, outlen - len, "%s%u-%u-%llu", i ? "," : "",
-						s->domains[i].domain, s->domains[i].server,
-						(unsigned long long) s->domains[i].seq);
-}
-
-static void
-maria_commit(blpg_sink *s, uint32 domain, uint32 server, uint64 seq)
-{
-	int			i;
-
-	for (i = 0; i < s->ndomains; i++)
-		if (s->domains[i].domain == domain)
-			break;
-	if (i == s->ndomains)
-	{
-		if (s->ndomains == MAX_DOMAINS)
-			return;
-		/* keep domains sorted for a stable text */
-		while (i > 0 && s->domains[i - 1].domain > domain)
-		{
-			s->domains[i] = s->domains[i - 1];
-			i--;
-		}
-		s->ndomains++;
-	}
-	s->domains[i].domain = domain;
-	s->domains[i].server = server;
-	s->domains[i].seq = seq;
-}
-
-/* The open MariaDB transaction committed: its GTID joins the state. */
-static void
-maria_gtid_done(blpg_sink *s)
-{
+	memset(&err, 0, sizeof(err));
 	if (s->pending_maria)
-		maria_commit(s, s->pending_domain, s->pending_server, s->pending_seq);
+		rc = bl_gtid_state_commit_maria(s->state, s->pending_domain, s->pending_server,
+										s->pending_seq, &err);
+	else if (s->pending_mysql[0])
+		rc = bl_gtid_state_commit_mysql(s->state, s->pending_mysql, &err);
 	s->pending_maria = false;
+	s->pending_mysql[0] = '\0';
+	if (rc != 0)
+		state_error(s, &err, "a transaction's GTID");
 }
 
 /* ---- entries ---- */
@@ -252,18 +248,26 @@ typedef struct entry_strings
 	size_t		schema_len;
 	const char *table;
 	size_t		table_len;
-	const char *gtid_state;
 } entry_strings;
 
-/* Start an entry: header and the variable strings; payload follows. */
+/*
+ * Start an entry: header and the variable strings (the GTID state as it is
+ * now: before the open transaction, after it once committed); payload
+ * follows.
+ */
 static blpg_entry *
 entry_begin(blpg_sink *s, blpg_entry_kind kind, const bl_event *ev,
 			const entry_strings *str)
 {
 	blpg_entry	h;
 	const char *file = str->file;
-	const char *state = str->gtid_state ? str->gtid_state : s->state_before;
+	size_t		state_len;
+	const char *state = state_text(s, &state_len);
 
+	/* names the decoder and the sink keep whole (bl_decoder_set_file) */
+	if (strlen(file) >= BLPG_FILE_LEN || strlen(s->txn_file) >= BLPG_FILE_LEN ||
+		strlen(s->gtid) >= BLPG_GTID_LEN || state_len > PG_UINT32_MAX)
+		elog(ERROR, "binlog_fdw: an entry's file name, GTID or GTID state is too long");
 	memset(&h, 0, sizeof(h));
 	h.kind = kind;
 	h.server_id = ev->server_id;
@@ -276,7 +280,8 @@ entry_begin(blpg_sink *s, blpg_entry_kind kind, const bl_event *ev,
 	h.file_len = strlen(file);
 	h.txn_file_len = strlen(s->txn_file);
 	h.gtid_len = strlen(s->gtid);
-	h.gtid_state_len = strlen(state);
+	h.gtid_state_len = (uint32) state_len;
+	h.gtid_state_known = state != NULL;
 	h.schema_len = str->schema_len;
 	h.table_len = str->table_len;
 	resetStringInfo(&s->entry);
@@ -284,7 +289,8 @@ entry_begin(blpg_sink *s, blpg_entry_kind kind, const bl_event *ev,
 	appendBinaryStringInfo(&s->entry, file, h.file_len);
 	appendBinaryStringInfo(&s->entry, s->txn_file, h.txn_file_len);
 	appendBinaryStringInfo(&s->entry, s->gtid, h.gtid_len);
-	appendBinaryStringInfo(&s->entry, state, h.gtid_state_len);
+	if (state_len)
+		appendBinaryStringInfo(&s->entry, state, h.gtid_state_len);
 	if (str->schema_len)
 		appendBinaryStringInfo(&s->entry, str->schema, str->schema_len);
 	if (str->table_len)
@@ -311,8 +317,8 @@ entry_put(blpg_sink *s, uint32 nchanges)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a change of %llu bytes does not fit in the ring of source \"%s\"",
 						(unsigned long long) len, s->slot->server_name),
-				 errdetail("An entry can take at most half of binlog_fdw.ring_size (%llu bytes).",
-						   (unsigned long long) s->slot->ring_size),
+				 errdetail("An entry can take at most half of binlog_fdw.ring_size (%llu bytes); this one carries a GTID state of %u bytes.",
+						   (unsigned long long) s->slot->ring_size, e->gtid_state_len),
 				 errhint("Raise binlog_fdw.ring_size and restart the server.")));
 	if (!blpg_ring_put(s->slot, e))
 		return false;
@@ -343,7 +349,6 @@ start_txn(blpg_sink *s, const char *file, uint64 pos)
 	s->in_txn = true;
 	s->txn_changes = 0;
 	s->begin_put = false;
-	gtid_state_text(s, s->state_before, sizeof(s->state_before));
 }
 
 static void
@@ -377,7 +382,7 @@ end_txn(blpg_sink *s, const char *file, uint64 next_pos)
 static bool
 put_begin(blpg_sink *s, const bl_event *ev, const char *file)
 {
-	entry_strings str = {file, NULL, 0, NULL, 0, NULL};
+	entry_strings str = {file, NULL, 0, NULL, 0};
 
 	if (s->begin_put)
 		return true;
@@ -471,7 +476,6 @@ put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 	str.schema_len = t->schema.len;
 	str.table = t->name.ptr;
 	str.table_len = t->name.len;
-	str.gtid_state = NULL;
 	entry_begin(s, BLPG_ENTRY_ROWS, ev, &str);
 	tm_off = s->entry.len;
 	appendBinaryStringInfo(&s->entry, ct->bytes, ct->len);
@@ -492,13 +496,10 @@ put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 static bool
 put_commit(blpg_sink *s, const bl_event *ev, const char *file, uint64 xid)
 {
-	entry_strings str = {file, NULL, 0, NULL, 0, NULL};
-	char		state[BLPG_GTID_LEN];
+	entry_strings str = {file, NULL, 0, NULL, 0};
 
 	if (!s->begin_put || skipping(s))
 		return true;
-	gtid_state_text(s, state, sizeof(state));
-	str.gtid_state = state;
 	entry_begin(s, BLPG_ENTRY_COMMIT, ev, &str);
 	((blpg_entry *) s->entry.data)->xid = xid;
 	return entry_put(s, 1);
@@ -668,7 +669,6 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 	const bl_str *sql = &ev->u.query.sql;
 	char		schema[256];
 	char		table[256];
-	char		state[BLPG_GTID_LEN];
 	entry_strings str;
 	blpg_entry *e;
 
@@ -678,13 +678,11 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 		return true;
 	if (skipping(s))
 		return true;
-	gtid_state_text(s, state, sizeof(state));
 	str.file = file;
 	str.schema = schema;
 	str.schema_len = strlen(schema);
 	str.table = table;
 	str.table_len = strlen(table);
-	str.gtid_state = state;
 	entry_begin(s, BLPG_ENTRY_DDL, ev, &str);
 	e = (blpg_entry *) s->entry.data;
 	e->ddl_collation = ev->u.query.charset_client;
@@ -777,15 +775,16 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 			s->commit_ts_us = (int64) ev->u.gtid.commit_ts_us;
 			if (ev->type == BL_EV_MARIA_GTID && !ev->u.gtid.standalone)
 				start_txn(s, file, ev->pos);
-			else
-				gtid_state_text(s, s->state_before, sizeof(s->state_before));
+			s->pending_maria = ev->type == BL_EV_MARIA_GTID;
+			s->pending_mysql[0] = '\0';
 			if (ev->type == BL_EV_MARIA_GTID)
 			{
-				s->pending_maria = true;
 				s->pending_domain = ev->u.gtid.domain_id;
 				s->pending_server = ev->server_id;
 				s->pending_seq = ev->u.gtid.seq_no;
 			}
+			else if (ev->type != BL_EV_ANONYMOUS_GTID)
+				strlcpy(s->pending_mysql, ev->u.gtid.text, sizeof(s->pending_mysql));
 			return true;
 
 		case BL_EV_QUERY:
@@ -810,7 +809,7 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 
 					if (s->in_txn)
 					{
-						maria_gtid_done(s);
+						gtid_done(s);
 						ok = put_commit(s, ev, file, 0);
 					}
 					end_txn(s, file, ev->next_pos);
@@ -832,7 +831,7 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 					if (s->commit_ts_us == 0)
 						s->commit_ts_us = (int64) ev->timestamp * 1000000;
 					s->txn_changes = 0;
-					maria_gtid_done(s);
+					gtid_done(s);
 					ok = put_ddl(s, ev, file);
 					end_txn(s, file, ev->next_pos);
 					return ok;
@@ -845,7 +844,7 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 
 				if (s->in_txn)
 				{
-					maria_gtid_done(s);
+					gtid_done(s);
 					ok = put_commit(s, ev, file, ev->u.xid.xid);
 				}
 				end_txn(s, file, ev->next_pos);
@@ -853,14 +852,32 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 			}
 
 		case BL_EV_MARIA_GTID_LIST:
-			if (s->ndomains == 0 && ev->u.gtid_set.text.len > 0)
+		case BL_EV_PREVIOUS_GTIDS:
 			{
-				char	   *text = pnstrdup(ev->u.gtid_set.text.ptr, ev->u.gtid_set.text.len);
+				bl_error	err;
+				int			rc;
 
-				parse_gtid_state(s, text);
-				pfree(text);
+				memset(&err, 0, sizeof(err));
+				if (ev->type == BL_EV_MARIA_GTID_LIST)
+					rc = bl_gtid_state_maria_list(s->state, ev->u.gtid_set.text.ptr,
+												  ev->u.gtid_set.text.len, &err);
+				else
+				{
+					/*
+					 * At a file's start: the set when none is known, if
+					 * this session read the file from before it (so no
+					 * transaction of the file is missing).
+					 */
+					bool		from_start = strcmp(file, s->initial.file) != 0 ||
+						ev->pos >= s->initial.pos;
+
+					rc = bl_gtid_state_mysql_previous(s->state, ev->u.gtid_set.text.ptr,
+													  ev->u.gtid_set.text.len, from_start, &err);
+				}
+				if (rc != 0)
+					state_error(s, &err, psprintf("the GTID list at the start of binlog %s", file));
+				return true;
 			}
-			return true;
 
 		default:
 			if (bl_event_is_rows(ev->type))
@@ -880,19 +897,21 @@ blpg_sink_resume_position(blpg_sink *s, blpg_position *pos)
 		/* plus what is left of a skip this transaction has not reached */
 		pos->skip = s->txn_changes + s->skip;
 		strlcpy(pos->gtid, s->gtid, sizeof(pos->gtid));
-		strlcpy(pos->gtid_state, s->state_before, sizeof(pos->gtid_state));
+		/* the state before it: its GTID has not joined */
+		pos->gtid_state = state_copy(s);
 	}
 	else if (s->skip > 0)
 	{
 		/* the transaction the skip belongs to was not reached */
 		*pos = s->initial;
+		pos->gtid_state = s->initial.gtid_state ? pstrdup(s->initial.gtid_state) : NULL;
 	}
 	else
 	{
 		strlcpy(pos->file, s->done_file, sizeof(pos->file));
 		pos->pos = s->done_pos;
 		pos->skip = 0;
-		gtid_state_text(s, pos->gtid_state, sizeof(pos->gtid_state));
+		pos->gtid_state = state_copy(s);
 	}
 	s->in_txn = false;
 	s->have_start = false;
@@ -910,7 +929,7 @@ blpg_sink_filtered_tail(blpg_sink *s, blpg_position *done, char *put_file, uint6
 	memset(done, 0, sizeof(*done));
 	strlcpy(done->file, s->done_file, sizeof(done->file));
 	done->pos = s->done_pos;
-	gtid_state_text(s, done->gtid_state, sizeof(done->gtid_state));
+	done->gtid_state = state_copy(s);
 	strlcpy(put_file, s->put_done_file, BLPG_FILE_LEN);
 	*put_pos = s->put_done_pos;
 	return true;

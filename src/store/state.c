@@ -27,6 +27,11 @@
  * Consumers may be unprivileged roles granted the SQL functions; the table
  * itself belongs to the extension's owner, so the accesses run as that owner
  * (blpg_run_as_owner, src/base/owner.c).
+ *
+ * The GTID state has no size limit: it is text in the table and palloc'd
+ * text in a blpg_position (NULL: not known, which leaves the recorded
+ * state as it was).  Binlog file names and single GTIDs are bounded; a
+ * longer one is an error, never cut.
  */
 #include "store/store.h"
 
@@ -49,6 +54,27 @@ typedef struct state_call
 	List	   *orphans;		/* blpg_state_orphans(), in cxt */
 	MemoryContext cxt;
 } state_call;
+
+void
+blpg_copy_bounded(char *dst, size_t dstlen, const char *src, size_t len, const char *what)
+{
+	if (len >= dstlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s of %zu bytes is too long (at most %zu bytes are supported): \"%.*s...\"",
+						what, len, dstlen - 1, (int) Min(len, 100), src)));
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+void
+blpg_position_to_slot(const blpg_position *pos, blpg_slot_position *out)
+{
+	memcpy(out->file, pos->file, sizeof(out->file));
+	out->pos = pos->pos;
+	out->skip = pos->skip;
+	memcpy(out->gtid, pos->gtid, sizeof(out->gtid));
+}
 
 /* Lock the server against rename and drop; its current name. */
 static void
@@ -78,17 +104,21 @@ read_position(state_call *c)
 	Datum		d;
 
 	s = SPI_getvalue(tup, desc, 1);
-	strlcpy(c->pos->file, s ? s : "", sizeof(c->pos->file));
+	blpg_copy_bounded(c->pos->file, sizeof(c->pos->file), s ? s : "", s ? strlen(s) : 0,
+					  "binlog file name in binlog_fdw.source_state");
 	d = SPI_getbinval(tup, desc, 2, &isnull);
 	c->pos->pos = isnull ? 0 : (uint64) DatumGetInt64(d);
 	d = SPI_getbinval(tup, desc, 3, &isnull);
 	c->pos->skip = isnull ? 0 : (uint64) DatumGetInt64(d);
 	s = SPI_getvalue(tup, desc, 4);
-	strlcpy(c->pos->gtid, s ? s : "", sizeof(c->pos->gtid));
+	blpg_copy_bounded(c->pos->gtid, sizeof(c->pos->gtid), s ? s : "", s ? strlen(s) : 0,
+					  "GTID in binlog_fdw.source_state");
+	/* SPI's memory goes at SPI_finish: the state goes to the caller's */
 	s = SPI_getvalue(tup, desc, 5);
-	strlcpy(c->pos->gtid_state, s ? s : "", sizeof(c->pos->gtid_state));
+	c->pos->gtid_state = s ? MemoryContextStrdup(c->cxt, s) : NULL;
 	/* a position needs a file or, resuming by GTID, a GTID state */
-	c->found = c->pos->file[0] != '\0' || c->pos->gtid_state[0] != '\0';
+	c->found = c->pos->file[0] != '\0' ||
+		(c->pos->gtid_state != NULL && c->pos->gtid_state[0] != '\0');
 }
 
 static void
@@ -176,10 +206,10 @@ save_fn(void *arg)
 	args[3] = Int64GetDatum((int64) pos->pos);
 	args[4] = Int64GetDatum((int64) pos->skip);
 	args[5] = CStringGetTextDatum(pos->gtid);
-	args[6] = CStringGetTextDatum(pos->gtid_state);
+	args[6] = pos->gtid_state ? CStringGetTextDatum(pos->gtid_state) : (Datum) 0;
 	if (pos->gtid[0] == '\0')
 		nulls[5] = 'n';
-	if (pos->gtid_state[0] == '\0')
+	if (pos->gtid_state == NULL)
 		nulls[6] = 'n';
 	if (c->legacy)
 		sql = "INSERT INTO binlog_fdw.source_state AS s "
@@ -271,15 +301,17 @@ orphans_fn(void *arg)
 		o->server_name = pstrdup(SPI_getvalue(tup, desc, 1));
 		o->srvid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
 		s = SPI_getvalue(tup, desc, 3);
-		strlcpy(o->pos.file, s ? s : "", sizeof(o->pos.file));
+		blpg_copy_bounded(o->pos.file, sizeof(o->pos.file), s ? s : "", s ? strlen(s) : 0,
+						  "binlog file name in binlog_fdw.source_state");
 		d = SPI_getbinval(tup, desc, 4, &isnull);
 		o->pos.pos = isnull ? 0 : (uint64) DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 5, &isnull);
 		o->pos.skip = isnull ? 0 : (uint64) DatumGetInt64(d);
 		s = SPI_getvalue(tup, desc, 6);
-		strlcpy(o->pos.gtid, s ? s : "", sizeof(o->pos.gtid));
+		blpg_copy_bounded(o->pos.gtid, sizeof(o->pos.gtid), s ? s : "", s ? strlen(s) : 0,
+						  "GTID in binlog_fdw.source_state");
 		s = SPI_getvalue(tup, desc, 7);
-		strlcpy(o->pos.gtid_state, s ? s : "", sizeof(o->pos.gtid_state));
+		o->pos.gtid_state = s ? pstrdup(s) : NULL;
 		c->orphans = lappend(c->orphans, o);
 		MemoryContextSwitchTo(old);
 	}

@@ -51,8 +51,10 @@
 
 /* ---- slots in shared memory (slots.c) ---- */
 
-#define BLPG_FILE_LEN		128		/* binlog file names */
-#define BLPG_GTID_LEN		256		/* a GTID or a short GTID state */
+#define BLPG_FILE_LEN		BL_FILE_NAME_MAX	/* binlog file names: a longer one
+												 * is an error (bl_decoder.h) */
+#define BLPG_GTID_LEN		256		/* one GTID: "uuid:tag:n" is at most 90
+									 * bytes, "d-s-n" 42 */
 #define BLPG_ERROR_LEN		1024
 #define BLPG_MAX_BATCHES	1024	/* outstanding (un-acked) batches */
 
@@ -69,7 +71,14 @@ typedef enum blpg_worker_state
 
 extern const char *blpg_state_name(blpg_worker_state state);
 
-/* A source position: where a transaction starts, plus changes to skip. */
+/*
+ * A source position: where a transaction starts, plus changes to skip, and
+ * the GTID state there.  The state has no size limit (a MariaDB state of
+ * thousands of domains, a MySQL set of hundreds of kilobytes), so it is
+ * palloc'd text: NULL when not known, "" when known and empty.  Positions
+ * are backend-local; a slot shows only the bounded part (blpg_slot_position):
+ * the whole durable state is in binlog_fdw.source_state.
+ */
 typedef struct blpg_position
 {
 	char		file[BLPG_FILE_LEN];
@@ -77,8 +86,35 @@ typedef struct blpg_position
 	uint64		skip;			/* changes of the transaction at pos
 								 * already acknowledged */
 	char		gtid[BLPG_GTID_LEN];	/* last transaction's GTID (display) */
-	char		gtid_state[BLPG_GTID_LEN];	/* MariaDB: domain-server-seq list */
+	char	   *gtid_state;		/* MariaDB domain-server-seq list or MySQL
+								 * GTID set; palloc'd, NULL: not known */
 } blpg_position;
+
+/* What a slot shows of a position (shared memory: no GTID state). */
+typedef struct blpg_slot_position
+{
+	char		file[BLPG_FILE_LEN];
+	uint64		pos;
+	uint64		skip;
+	char		gtid[BLPG_GTID_LEN];
+} blpg_slot_position;
+
+/* The slot's part of a position. */
+extern void blpg_position_to_slot(const blpg_position *pos, blpg_slot_position *out);
+
+/* Is a GTID state known and not empty? */
+static inline bool
+blpg_position_has_state(const blpg_position *pos)
+{
+	return pos->gtid_state != NULL && pos->gtid_state[0] != '\0';
+}
+
+/*
+ * Copy a bounded name (binlog file, GTID) into a position's field; an error
+ * naming what it is when it does not fit (never a cut name).
+ */
+extern void blpg_copy_bounded(char *dst, size_t dstlen, const char *src, size_t len,
+							  const char *what);
 
 typedef struct blpg_batch
 {
@@ -141,9 +177,9 @@ typedef struct blpg_slot
 	int			nbatches;
 	uint64		next_batch_id;
 
-	/* positions */
-	blpg_position read;			/* after the last change put in the ring */
-	blpg_position acked;		/* durable: where a restart resumes */
+	/* positions (their GTID states: binlog_fdw.source_state) */
+	blpg_slot_position read;	/* after the last change put in the ring */
+	blpg_slot_position acked;	/* durable: where a restart resumes */
 
 	/* statistics */
 	uint64		changes_total;
@@ -260,10 +296,12 @@ typedef struct blpg_entry
 	uint16		file_len;
 	uint16		txn_file_len;
 	uint16		gtid_len;
-	uint16		gtid_state_len; /* COMMIT/DDL: state after; else before */
 	uint16		schema_len;
 	uint16		table_len;
 	uint16		ddl_collation;	/* DDL: charset of the statement text */
+	uint32		gtid_state_len; /* COMMIT/DDL: state after; else before;
+								 * with gtid_state_known */
+	uint16		gtid_state_known;	/* 0: the GTID state is not known */
 	uint16		pad;
 	uint32		payload_len;	/* ROWS: table map + rows event; DDL: text */
 	uint32		tablemap_len;	/* ROWS */
@@ -473,7 +511,10 @@ extern void blpg_consume_rollback_own(blpg_slot *slot);
 extern void blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last);
 /* Release a batch's ring space before the transaction ends. */
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
-/* Acknowledge a batch of this backend in the current transaction. */
+/*
+ * Acknowledge a batch of this backend in the current transaction; pos_out
+ * (may be NULL) gets the new position without its GTID state (NULL).
+ */
 extern void blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 							 uint64 batch_id, blpg_position *pos_out);
 

@@ -29,12 +29,18 @@
  * list every session resumes by MariaDB GTID state (@slave_connect_state,
  * strict mode), never by file:pos; the changes of an open transaction
  * already put are skipped in the transaction of that GTID (see src/store/sink.c).
- * MySQL sources with a host list are refused: their GTID sets are not
- * tracked.
+ * MySQL sources with a host list are refused: the client library cannot
+ * start a dump at a GTID set (their sets are kept in the position all the
+ * same, see sink.c).
+ *
+ * GTID states have no size limit: the next session's start (w->start)
+ * keeps its state in the worker's memory context; the durable one is in
+ * binlog_fdw.source_state, which a rewind reads again.
  */
 #include "worker/worker.h"
 
 #include "bl_mysql_source.h"
+#include "bl_gtid_set.h"
 
 #include "access/xact.h"
 #include "foreign/foreign.h"
@@ -58,6 +64,7 @@ typedef struct worker_ctx
 	blpg_source_config *cfg;
 	bl_source_options sopts;
 	blpg_filter *filter;
+	MemoryContext cxt;			/* the worker's: w->start.gtid_state */
 	bool		have_start;		/* start holds the next session's start */
 	blpg_position start;
 	bool		streamed;		/* the last session got past connecting */
@@ -162,6 +169,36 @@ source_error(worker_ctx *w, const bl_error *err)
 			 hint ? errhint("%s", hint) : 0));
 }
 
+/* The next session starts at pos (its GTID state copied to the worker's memory). */
+static void
+set_start(worker_ctx *w, const blpg_position *pos)
+{
+	char	   *old = w->start.gtid_state;
+
+	w->start = *pos;
+	w->start.gtid_state = pos->gtid_state ? MemoryContextStrdup(w->cxt, pos->gtid_state) : NULL;
+	if (old)
+		pfree(old);
+	w->have_start = true;
+}
+
+/* Where the durable position is (binlog_fdw.source_state); false if none. */
+static bool
+load_position(worker_ctx *w, blpg_position *pos)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		found;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(cxt);
+	found = blpg_state_load(w->cfg->serverid, pos);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	return found || blpg_position_has_state(pos);
+}
+
 static void
 record_position(worker_ctx *w, const blpg_position *pos)
 {
@@ -174,7 +211,7 @@ record_position(worker_ctx *w, const blpg_position *pos)
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(cxt);	/* the commit left us in TopMemoryContext */
 	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
-	w->slot->acked = *pos;
+	blpg_position_to_slot(pos, &w->slot->acked);
 	LWLockRelease(&w->slot->lock);
 }
 
@@ -186,11 +223,10 @@ end_session(worker_ctx *w)
 		blpg_position pos;
 
 		blpg_sink_resume_position(w->sink, &pos);
-		if (pos.file[0] || pos.gtid_state[0])
-		{
-			w->start = pos;
-			w->have_start = true;
-		}
+		if (pos.file[0] || blpg_position_has_state(&pos))
+			set_start(w, &pos);
+		if (pos.gtid_state)
+			pfree(pos.gtid_state);
 	}
 	w->sink = NULL;
 	if (w->src)
@@ -267,13 +303,20 @@ resolve_start(worker_ctx *w)
 	memset(&pos, 0, sizeof(pos));
 	if (strcmp(start, "current") == 0)
 	{
-		char		gtid[BLPG_GTID_LEN];
+		char	   *gtid = NULL;
 
 		if (bl_source_current_position(w->src, pos.file, sizeof(pos.file), &pos.pos,
-									   gtid, sizeof(gtid), &err) != 0)
+									   &gtid, &err) != 0)
 			source_error(w, &err);
+
+		/*
+		 * MySQL's Executed_Gtid_Set is not read together with the position
+		 * (a commit may come between): the set stays unknown until the
+		 * next binlog's PREVIOUS_GTIDS (sink.c) rather than be wrong.
+		 */
 		if (bl_source_get_info(w->src)->is_mariadb)
-			strlcpy(pos.gtid_state, gtid, sizeof(pos.gtid_state));
+			pos.gtid_state = pstrdup(gtid);
+		free(gtid);
 	}
 	else if (strcmp(start, "earliest") == 0)
 	{
@@ -298,6 +341,9 @@ resolve_start(worker_ctx *w)
 	}
 	else if (strncmp(start, "gtid:", 5) == 0 && !bl_source_get_info(w->src)->is_mariadb)
 	{
+		bl_gtid_set *set;
+		bl_buf		text;
+
 		/* MySQL: the first transaction not in the set, found by reading */
 		if (bl_source_locate_gtid_set(&w->sopts, start + 5, pos.file, sizeof(pos.file),
 									  &pos.pos, &err) != 0)
@@ -306,9 +352,22 @@ resolve_start(worker_ctx *w)
 				(errmsg("source \"%s\": the first transaction not in GTID set %s is at %s:%llu",
 						w->slot->server_name, start + 5, pos.file,
 						(unsigned long long) pos.pos)));
+		/* every transaction before it is in the set: the executed set */
+		set = bl_gtid_set_parse(start + 5, strlen(start + 5), &err);
+		if (set == NULL)
+			source_error(w, &err);
+		bl_buf_init(&text);
+		if (bl_gtid_set_text(set, &text) != 0)
+		{
+			bl_gtid_set_free(set);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		pos.gtid_state = pnstrdup(text.data ? text.data : "", text.len);
+		bl_buf_free(&text);
+		bl_gtid_set_free(set);
 	}
 	else if (strncmp(start, "gtid:", 5) == 0)
-		strlcpy(pos.gtid_state, start + 5, sizeof(pos.gtid_state));
+		pos.gtid_state = pstrdup(start + 5);
 	else
 	{
 		const char *colon = strrchr(start, ':');
@@ -317,19 +376,21 @@ resolve_start(worker_ctx *w)
 		pos.pos = strtoull(colon + 1, NULL, 10);
 	}
 	/* a host list resumes by GTID state: the one at a file:pos start */
-	if (w->by_gtid && pos.gtid_state[0] == '\0' && pos.file[0] != '\0')
+	if (w->by_gtid && !blpg_position_has_state(&pos) && pos.file[0] != '\0')
 	{
-		if (bl_source_gtid_at(w->src, pos.file, pos.pos, pos.gtid_state,
-							  sizeof(pos.gtid_state), &err) != 0)
+		char	   *state = NULL;
+
+		if (bl_source_gtid_at(w->src, pos.file, pos.pos, &state, &err) != 0)
 			source_error(w, &err);
+		pos.gtid_state = pstrdup(state);
+		free(state);
 		ereport(LOG,
 				(errmsg("source \"%s\": the GTID state at %s:%llu is \"%s\"",
 						w->slot->server_name, pos.file, (unsigned long long) pos.pos,
 						pos.gtid_state)));
 	}
 	record_position(w, &pos);
-	w->start = pos;
-	w->have_start = true;
+	set_start(w, &pos);
 }
 
 static void
@@ -432,6 +493,8 @@ advance_past_filtered(worker_ctx *w)
 		record_position(w, &done);
 		blpg_sink_filtered_recorded(w->sink);
 	}
+	if (done.gtid_state)
+		pfree(done.gtid_state);
 }
 
 typedef struct function_defaults
@@ -561,7 +624,7 @@ run_session(worker_ctx *w)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("source \"%s\": host lists need MariaDB GTIDs, but host %s is %s",
 						w->cfg->server_name, w->cfg->hosts[w->host].label, info->version),
-				 errdetail("With several hosts the worker follows the source from server to server by MariaDB GTID state; MySQL GTID sets are not tracked."),
+				 errdetail("With several hosts the worker follows the source from server to server by MariaDB GTID state; the client library cannot start a MySQL dump at a GTID set."),
 				 errhint("Give the source a single host: ALTER SERVER %s OPTIONS (SET host '...').",
 						 quote_identifier(w->cfg->server_name))));
 	}
@@ -579,23 +642,27 @@ run_session(worker_ctx *w)
 		resolve_start(w);
 	if (w->by_gtid)
 	{
+		const char *state = w->start.gtid_state ? w->start.gtid_state : "";
+
 		/* this host must have every transaction of our state */
-		if (bl_source_check_gtid_state(w->src, w->start.gtid_state, &err) != 0)
+		if (bl_source_check_gtid_state(w->src, state, &err) != 0)
 			source_error(w, &err);
 		if (w->streamed_host != w->host)
 			ereport(LOG,
 					(errmsg("source \"%s\": streaming from host %s (%d of %d) at GTID state \"%s\"%s",
 							w->cfg->server_name, w->cfg->hosts[w->host].label, w->host + 1,
-							w->cfg->nhosts, w->start.gtid_state,
+							w->cfg->nhosts, state,
 							w->start.skip > 0 ?
 							psprintf(", skipping the first %llu changes of transaction %s",
 									 (unsigned long long) w->start.skip,
 									 w->start.gtid[0] ? w->start.gtid : "(the first)") : "")));
-		if (bl_source_start_dump_at(w->src, w->dec, "", 4, w->start.gtid_state, &err) != 0)
+		if (bl_source_start_dump_at(w->src, w->dec, "", 4, state, &err) != 0)
 			source_error(w, &err);
 	}
 	else if (bl_source_start_dump_at(w->src, w->dec, w->start.file, w->start.pos,
-									 w->start.file[0] ? NULL : w->start.gtid_state, &err) != 0)
+									 w->start.file[0] ? NULL :
+									 (w->start.gtid_state ? w->start.gtid_state : ""),
+									 &err) != 0)
 		source_error(w, &err);
 	w->sink = blpg_sink_create(slot, w->filter, w->start.file, w->start.pos,
 							   w->start.skip, w->start.gtid_state);
@@ -743,6 +810,7 @@ blpg_worker_main(Datum main_arg)
 	w.slot = slot;
 	worker_cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw worker",
 									   ALLOCSET_DEFAULT_SIZES);
+	w.cxt = worker_cxt;
 	MemoryContextSwitchTo(worker_cxt);
 
 	/*
@@ -831,7 +899,7 @@ blpg_worker_main(Datum main_arg)
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	strlcpy(slot->server_name, w.cfg->server_name, NAMEDATALEN);
 	if (w.have_start)
-		slot->acked = w.start;
+		blpg_position_to_slot(&w.start, &slot->acked);
 	slot->rewind_requested = false;
 	LWLockRelease(&slot->lock);
 
@@ -894,12 +962,27 @@ blpg_worker_main(Datum main_arg)
 		LWLockRelease(&slot->lock);
 		if (rewind)
 		{
-			/* consumers lost changes they had released: start over */
+			blpg_position durable;
+
+			/*
+			 * Consumers lost changes they had released: start over at the
+			 * durable position, read again from binlog_fdw.source_state (the
+			 * slot shows no GTID state; an acknowledgement that committed
+			 * while the ring was reset is there too).
+			 */
 			blpg_ring_reset(slot);
+			if (load_position(&w, &durable))
+				set_start(&w, &durable);
+			else
+				w.have_start = false;
+			if (durable.gtid_state)
+				pfree(durable.gtid_state);
+			ereport(LOG,
+					(errmsg("source \"%s\": a consumer rolled back changes whose ring space it had released; streaming again from the durable position %s:%llu",
+							w.cfg->server_name, w.start.file, (unsigned long long) w.start.pos)));
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-			w.start = slot->acked;
+			blpg_position_to_slot(&w.start, &slot->acked);
 			LWLockRelease(&slot->lock);
-			w.have_start = w.start.file[0] != '\0' || w.start.gtid_state[0] != '\0';
 			delay = 1000;
 			continue;
 		}

@@ -40,12 +40,25 @@ Cases (one "ok - failover/NAME" line each):
                     and written to: the worker must not deliver B's
                     transactions (the partly delivered one is not on B) and
                     says so in last_error
+  many-domains      a GTID state of 1,600 domains with the longest numbers
+                    (67 kB, more than a 16-bit length): status.gtid_state
+                    and source_state.gtid_state are A's @@gtid_binlog_pos,
+                    whole; a PostgreSQL restart (immediate) while a round in
+                    every domain is consumed resumes on A at the whole state;
+                    then A dies, B is promoted and written to in every
+                    domain: nothing lost or delivered twice in any domain
+  rewind            an apply() of a transaction larger than the ring rolls
+                    back: the worker streams again from the durable
+                    position, read back from source_state with its GTID
+                    state of 300 domains; the next apply() leaves exactly
+                    A's rows
 
 usage: failover.py [CASE...]
 
 Environment (set by test/suites/75-failover.sh): BLF_FAILOVER_A_PORT
 (3531), BLF_FAILOVER_B_PORT (3532), BLF_FAILOVER_PG_PORT (5531; the
 cluster "failover", binlog_fdw.ring_size=1MB), BLF_FAILOVER_SEED (7575),
+BLF_FAILOVER_DOMAINS (1600, the domains of many-domains),
 BLF_SUITE_TMP (scratch: MariaDB data directory templates).
 """
 
@@ -180,7 +193,7 @@ def promote(m):
     m.query('STOP SLAVE')
     m.query('RESET SLAVE ALL')
     m.query('SET GLOBAL read_only = 0')
-    log('%s promoted: gtid_binlog_pos %s' % (m.name, gtid_pos(m)))
+    log('%s promoted: gtid_binlog_pos %s' % (m.name, short(gtid_pos(m), 300)))
 
 
 def kill_a():
@@ -466,7 +479,7 @@ class Run:
                 % (st['gtid_state'], gtid_pos(B)))
         log('%s: status after the switch: host %s, read %s:%s, acked %s:%s, GTID state %s'
             % (self.name, st['source_host'], st['read_file'], st['read_pos'], st['acked_file'],
-               st['acked_pos'], st['gtid_state']))
+               st['acked_pos'], short(st['gtid_state'], 300)))
 
 
 def skip_lines(text):
@@ -762,6 +775,257 @@ def case_lost_transaction(seed):
             'state %r while no host has the transaction' % st['state'])
     run.monitor.stop()
     stop_source(PG, run.server)
+
+
+# ---------------------------------------------------------------------------
+# a GTID state of many domains
+
+MANY_DOMAINS = int(os.environ.get('BLF_FAILOVER_DOMAINS', '1600'))
+# the longest numbers MariaDB takes make GTIDs of 41 bytes: the first
+# round's state of 1,600 domains is 67 kB, more than a 16-bit length holds
+DOMAIN_BASE = 4000000000
+SERVER_BASE = 4000000000
+SEQ_BASE = 10 ** 18
+
+
+def parse_state(text):
+    """A MariaDB GTID state as {domain: (server, seq)}; None if it is
+    malformed or names a domain twice."""
+    out = {}
+    for part in (text or '').split(','):
+        m = re.fullmatch(r'\s*(\d+)-(\d+)-(\d+)\s*', part)
+        if not m or int(m.group(1)) in out:
+            return None
+        out[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+class ManyDomainWriter:
+    """Per round, one transaction in each of many GTID domains (domain 0
+    and ndomains - 1 others) on table t_dom: two inserts, and from the
+    second round on an update of a row of the round before."""
+
+    def __init__(self, mdb, schema, ndomains):
+        self.mdb = mdb
+        self.schema = schema
+        self.domains = [0] + [DOMAIN_BASE + 1000 * i for i in range(ndomains - 1)]
+        self.rounds = 0
+        self.txns = 0
+        self.changes = 0
+        self.error = None
+        mdb.query('CREATE TABLE `%s`.t_dom (id BIGINT PRIMARY KEY, dom BIGINT NOT NULL, '
+                  'r INT NOT NULL, v VARCHAR(40) NOT NULL) ENGINE=InnoDB' % schema)
+
+    def round(self, server_ids=False, seqs=False):
+        """server_ids: as servers SERVER_BASE + i (else the server's own
+        id); seqs: sequence numbers from SEQ_BASE (else the next ones)."""
+        r = self.rounds
+        n = len(self.domains)
+        t0 = time.monotonic()
+        conn = self.mdb.connect(db=self.schema, autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                for i, d in enumerate(self.domains):
+                    sets = ['gtid_domain_id = %d' % d]
+                    if server_ids:
+                        sets.append('server_id = %d' % (SERVER_BASE + i))
+                    if seqs:
+                        sets.append('gtid_seq_no = %d' % (SEQ_BASE + i))
+                    cur.execute('SET SESSION ' + ', '.join(sets))
+                    first = (r * n + i) * 2 + 1
+                    cur.execute('INSERT INTO t_dom VALUES (%s, %s, %s, %s), (%s, %s, %s, %s)',
+                                (first, d, r, 'a%d' % r, first + 1, d, r, 'b%d' % r))
+                    changes = 2
+                    if r > 0:
+                        cur.execute('UPDATE t_dom SET v = %s WHERE id = %s',
+                                    ('u%d' % r, ((r - 1) * n + i) * 2 + 1))
+                        changes += 1
+                    conn.commit()
+                    self.txns += 1
+                    self.changes += changes
+        finally:
+            conn.close()
+        self.rounds += 1
+        log('many-domains: round %d on %s: %d transactions in %d domains in %.1fs'
+            % (r + 1, self.mdb.name, n, n, time.monotonic() - t0))
+
+    def round_in_background(self, **kw):
+        def run():
+            try:
+                self.round(**kw)
+            except Exception as e:  # reported by the case
+                self.error = e
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+
+
+def check_whole_state(run, m, what, min_len=0):
+    """Once everything is acknowledged: status.gtid_state and
+    source_state.gtid_state are m's @@gtid_binlog_pos, whole."""
+    want = parse_state(gtid_pos(m))
+    require(want and len(want) >= MANY_DOMAINS, '%s has only %d GTID domains: %s'
+            % (m.name, len(want or {}), short(gtid_pos(m))))
+    last = {}
+
+    def probe():
+        st = PG.status(run.server)
+        last['st'] = st
+        return st if st and st['changes_unacked'] == 0 and \
+            parse_state(st['gtid_state']) == want else None
+    try:
+        st = wait_for(probe, 180, 'the consumer to acknowledge %s (%s)' % (what, m.name))
+    except CaseFailure as e:
+        got = (last.get('st') or {}).get('gtid_state') or ''
+        raise CaseFailure('%s: status.gtid_state has %d bytes, %s has %d (status %s ... %s)'
+                          % (e, len(got), m.name, len(gtid_pos(m)), short(got[:200], 200),
+                             short(got[-80:], 80)))
+    (durable,), = PG.query('SELECT gtid_state FROM binlog_fdw.source_state '
+                           'WHERE server_name = %s', (run.server,))
+    require(durable == st['gtid_state'], 'source_state.gtid_state (%d bytes) is not '
+            'status.gtid_state (%d bytes)' % (len(durable or ''), len(st['gtid_state'])))
+    require(len(durable) >= min_len, 'the GTID state has %d bytes, expected %d or more'
+            % (len(durable), min_len))
+    doms = [int(x.split('-')[0]) for x in durable.split(',')]
+    require(doms == sorted(doms), 'the GTID state does not list its domains in order')
+    log('many-domains: %s: the GTID state (%d domains, %d bytes) is %s\'s @@gtid_binlog_pos'
+        % (what, len(want), len(durable), m.name))
+
+
+@case('many-domains')
+def case_many_domains(seed):
+    run = Run('many-domains', seed, 9506, consumer_kw=dict(max_changes=2000, timeout_ms=300))
+    mw = ManyDomainWriter(A, run.writers[0].schema, MANY_DOMAINS)
+    mw.round(server_ids=True, seqs=True)
+    check_whole_state(run, A, 'the first round', min_len=1 << 16)
+
+    # a PostgreSQL restart (immediate) while the second round is written
+    # and consumed: the worker resumes on A at the durable state of all
+    # domains
+    n0 = run.consumer.count()
+    bw = mw.round_in_background(server_ids=True)
+    wait_for(lambda: run.consumer.count() >= n0 + 1500 or not bw.is_alive(), 120,
+             'the consumer to get part of the second round')
+    off = pg_log_size()
+    PG.stop('immediate')
+    PG.start()
+    log('many-domains: PostgreSQL restarted (immediate) with %d changes acknowledged'
+        % run.consumer.count())
+    bw.join(300)
+    if mw.error:
+        raise mw.error
+    wait_status(run.server, lambda s: s['state'] == 'streaming', 60, 'the source to stream again')
+    check_whole_state(run, A, 'the second round, across the restart')
+    lines = skip_lines(pg_log_since(off))
+    require(lines and lines[0][0] == A_LABEL and len(parse_state(lines[0][1]) or {}) > 1000,
+            'the new worker did not resume on A by the GTID state of every domain: %s'
+            % short(lines, 300))
+
+    # a failover: A dies, B is promoted and written to in every domain
+    wait_caught_up()
+    off = pg_log_size()
+    kill_a()
+    promote(B)
+    mw.mdb = B
+    mw.round()
+    want = collections.defaultdict(list)
+    for c in ground_truth(B_PORT, mw.schema, None, None, start='gtid:' + run.start_state):
+        want[domain_of(c)].append(c)
+    rows = sum(1 for t in want.values() for c in t if c[0] in ('insert', 'update', 'delete'))
+    begins = sum(1 for t in want.values() for c in t if c[0] == 'begin')
+    require(rows == mw.changes and begins == mw.txns,
+            "B's binlog has %d transactions with %d row changes, the writer committed %d with %d"
+            % (begins, rows, mw.txns, mw.changes))
+    run.want = dict(want)
+    run.finish(timeout=240)
+    lines = skip_lines(pg_log_since(off))
+    require(any(h == B_LABEL for h, _, _, _ in lines),
+            'the worker did not resume on B: %s' % short(lines, 300))
+    check_whole_state(run, B, 'the round on B, after the failover')
+    run.check_positions_on_b()
+
+
+@case('rewind')
+def case_rewind(seed):
+    """An apply() that took a transaction larger than the ring (its ring
+    space released as it went) rolls back: the worker rewinds to the
+    durable position, read back from source_state with its GTID state of
+    many domains, and the next apply() leaves the source's rows exactly."""
+    fresh_pair()
+    server = 'fo_rewind'
+    db = server + '_d'
+    ndomains = 300
+    A.query('CREATE DATABASE %s' % db)
+    A.query('CREATE TABLE %s.t (id BIGINT PRIMARY KEY, dom BIGINT NOT NULL, v LONGTEXT NOT NULL) '
+            'ENGINE=InnoDB' % db)
+    wait_caught_up()
+    create_source(PG, server, A_PORT, 9507, host=HOSTS, include='^%s\\.' % db)
+    PG.execute('SELECT * FROM binlog_fdw.snapshot(%s, ARRAY[%s])', (server, db + '.t'))
+    start_source(PG, server)
+
+    def write(sqls, domain, server_id):
+        conn = A.connect(db=db, autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                cur.execute('SET SESSION gtid_domain_id = %d, server_id = %d' % (domain, server_id))
+                for sql, args in sqls:
+                    cur.execute(sql, args)
+            conn.commit()
+        finally:
+            conn.close()
+
+    def apply(cur, max_seconds=30, wait=5):
+        cur.execute('SELECT transactions, rows FROM binlog_fdw.apply(%s, 100000, %s, %s)',
+                    (server, max_seconds, wait))
+        return cur.fetchone()
+
+    for i in range(ndomains):
+        d = DOMAIN_BASE + 1000 * i
+        write([("INSERT INTO t VALUES (%s, %s, 'small')", (i + 1, d))], d, SERVER_BASE + i)
+    pg = PG.connect(autocommit=True)
+    try:
+        with pg.cursor() as cur:
+            wait_for(lambda: apply(cur, wait=1) is not None and
+                     len(parse_state(PG.status(server)['gtid_state']) or {}) == ndomains + 1,
+                     60, 'apply() to take the %d small transactions' % ndomains)
+    finally:
+        pg.close()
+    # larger than the 1 MB ring: apply() releases its space as it goes
+    write([('INSERT INTO t VALUES (%s, 7, %s)', (100000 + k, ('%06d' % k) * 43691))
+           for k in range(16)], 7, 1)
+    off = pg_log_size()
+    pg = PG.connect(autocommit=False)
+    try:
+        with pg.cursor() as cur:
+            t, r = apply(cur, max_seconds=60, wait=10)
+            require((t, r) == (1, 16), 'apply() of the large transaction applied %s transactions '
+                    'and %s rows, expected 1 and 16' % (t, r))
+        pg.rollback()
+    finally:
+        pg.close()
+    a_pos = gtid_pos(A)
+    wait_for(lambda: 'streaming again from the durable position' in pg_log_since(off), 30,
+             'the worker to rewind to the durable position')
+    pg = PG.connect(autocommit=True)
+    try:
+        with pg.cursor() as cur:
+            wait_for(lambda: apply(cur, wait=1)[0] == 0 and
+                     parse_state(PG.status(server)['gtid_state']) == parse_state(a_pos), 60,
+                     'apply() to take the large transaction again')
+    finally:
+        pg.close()
+    st = PG.status(server)
+    (durable,), = PG.query('SELECT gtid_state FROM binlog_fdw.source_state WHERE server_name = %s',
+                           (server,))
+    require(durable == st['gtid_state'], 'source_state.gtid_state is not status.gtid_state')
+    got = [tuple(r) for r in PG.query('SELECT id, dom, md5(v) FROM %s.t ORDER BY id' % db)]
+    want = [tuple(r) for r in A.query('SELECT id, dom, MD5(v) FROM %s.t ORDER BY id' % db)]
+    require(got == want, 'PostgreSQL has %d rows, A %d; first difference: %s'
+            % (len(got), len(want), next(((g, w) for g, w in zip(got, want) if g != w),
+                                         'in length')))
+    log('rewind: %d rows equal after the rollback and the next apply(); GTID state of %d '
+        'domains, %d bytes' % (len(got), ndomains + 2, len(durable)))
+    stop_source(PG, server)
 
 
 # ---------------------------------------------------------------------------

@@ -7,9 +7,12 @@
 # acknowledged changes must equal the transactions committed, per GTID
 # domain.  Also: a switch while the durable position is inside a
 # transaction (skip > 0) across a PostgreSQL restart, a replica that is
-# behind (the worker waits and says so), and a transaction lost with A
-# (the worker delivers nothing of B and says so).  See
-# test/failover/failover.py for the cases.
+# behind (the worker waits and says so), a transaction lost with A (the
+# worker delivers nothing of B and says so), a GTID state of 1,600
+# domains (67 kB) kept whole through a PostgreSQL restart and a failover,
+# and a rolled-back apply() of a transaction larger than the ring (the
+# worker rewinds to the durable position and its GTID state).
+# See test/failover/failover.py for the cases.
 #
 # Instances of its own (destroyed at the end): MariaDB "fo-a"
 # (BLF_FAILOVER_A_PORT, 3531) and "fo-b" (BLF_FAILOVER_B_PORT, 3532),

@@ -546,6 +546,39 @@ test_canonical_charset_by_name(void)
 	BL_TEST_END();
 }
 
+/*
+ * bl_decoder.c, bl_decoder_set_file: the file name was cut to 255 bytes
+ * without a word, so positions named another file.  A name of 300 bytes
+ * (the servers allow up to 511) is kept whole; a longer one makes every
+ * event fail with its length, never a cut name.
+ */
+static void
+test_long_file_name(void)
+{
+	bl_decoder *dec = new_decoder();
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+	char		name[600];
+
+	BL_TEST_BEGIN("regress/long-binlog-file-name");
+	memset(name, 'b', sizeof(name));
+	memcpy(name + 300 - 7, ".000001", 7);
+	bl_decoder_set_file(dec, name, 300);
+	BL_CHECK_INT(strlen(bl_decoder_file(dec)), 300);
+	BL_CHECK(memcmp(bl_decoder_file(dec), name, 300) == 0);
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	bl_decoder_set_file(dec, name, sizeof(name));
+	BL_CHECK(decode(dec, &b, &ev, &err) != 0);
+	BL_CHECK(strstr(err.message, "binlog file name of 600 bytes is too long") != NULL);
+	/* a name that fits again: events decode again */
+	bl_decoder_set_file(dec, "mysql-bin.000002", 16);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	bl_decoder_destroy(dec);
+	BL_TEST_END();
+}
+
 int
 main(void)
 {
@@ -556,6 +589,7 @@ main(void)
 	test_maria_compressed_column();
 	test_canonical_partial_names();
 	test_canonical_charset_by_name();
+	test_long_file_name();
 	free(last_copy);
 	BL_TEST_EXIT();
 }

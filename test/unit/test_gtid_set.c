@@ -1,7 +1,8 @@
 /*
  * test_gtid_set.c
- *	  Unit tests of MySQL GTID set parsing, membership and inclusion
- *	  (src/decoder/bl_gtid_set.c).
+ *	  Unit tests of MySQL GTID sets (src/decoder/bl_gtid_set.c): parsing,
+ *	  membership, inclusion, adding GTIDs, union and text, also with 1,000
+ *	  source UUIDs with gaps (a set of more than 100 kB).
  */
 #include "bl_test.h"
 #include "bl_gtid_set.h"
@@ -16,6 +17,103 @@ parse(const char *text)
 
 	memset(&err, 0, sizeof(err));
 	return bl_gtid_set_parse(text, strlen(text), &err);
+}
+
+/* The set's text, in a static buffer (NULL if it failed). */
+static const char *
+text_of(const bl_gtid_set *set)
+{
+	static bl_buf b;
+
+	bl_buf_free(&b);
+	bl_buf_putc(&b, '\0');
+	bl_buf_reset(&b);
+	return bl_gtid_set_text(set, &b) == 0 ? b.data : NULL;
+}
+
+static bool
+equal(const bl_gtid_set *a, const bl_gtid_set *b)
+{
+	return bl_gtid_set_subset(a, b) && bl_gtid_set_subset(b, a);
+}
+
+#define NUUIDS 1000
+
+/* UUID number u, lower case, in an order of its own (not by u). */
+static void
+uuid_of(int u, char *out)
+{
+	unsigned	h = (unsigned) u * 2654435761u;
+
+	snprintf(out, 37, "%08x-%04x-4%03x-8%03x-%012x", h, u & 0xffff, (u * 7) & 0xfff,
+			 (u * 13) & 0xfff, (unsigned) (u * 977));
+}
+
+/*
+ * The intervals of UUID u: gaps of different widths, single GTIDs, and a
+ * number near MySQL's largest for every 100th.
+ */
+static int
+intervals_of(int u, unsigned long long iv[][2])
+{
+	int			n = 0;
+	unsigned long long g = 1000000 + (unsigned long long) (u % 3);
+
+	for (int k = 0; k < 8; k++)
+	{
+		unsigned long long len = (unsigned long long) ((u + k) % 5);
+
+		iv[n][0] = g;
+		iv[n][1] = g + len;
+		n++;
+		g += len + 2 + (unsigned long long) ((u * k) % 4);
+	}
+	if (u % 100 == 0)
+	{
+		iv[n][0] = iv[n][1] = 9223372036854775806ULL;
+		n++;
+	}
+	return n;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The set of NUUIDS UUIDs in its canonical text (UUIDs in order). */
+static char *
+big_set_text(void)
+{
+	char	   *uuids[NUUIDS];
+	bl_buf		b;
+
+	bl_buf_init(&b);
+	for (int u = 0; u < NUUIDS; u++)
+	{
+		uuids[u] = malloc(48);
+		uuid_of(u, uuids[u]);
+		/* the number after the uuid, for intervals_of */
+		snprintf(uuids[u] + 37, 11, "%d", u);
+	}
+	qsort(uuids, NUUIDS, sizeof(char *), cmp_str);
+	for (int i = 0; i < NUUIDS; i++)
+	{
+		unsigned long long iv[16][2];
+		int			n = intervals_of(atoi(uuids[i] + 37), iv);
+
+		bl_buf_printf(&b, "%s%s", i ? "," : "", uuids[i]);
+		for (int k = 0; k < n; k++)
+		{
+			if (iv[k][0] == iv[k][1])
+				bl_buf_printf(&b, ":%llu", iv[k][0]);
+			else
+				bl_buf_printf(&b, ":%llu-%llu", iv[k][0], iv[k][1]);
+		}
+		free(uuids[i]);
+	}
+	return b.data;
 }
 
 int
@@ -110,6 +208,170 @@ main(void)
 				BL_FAIL("error for \"%s\" is \"%s\"", bad[i], err.message);
 			bl_gtid_set_free(a);
 		}
+	}
+	BL_TEST_END();
+
+	BL_TEST_BEGIN("gtid-set-add");
+	{
+		a = bl_gtid_set_create();
+		memset(&err, 0, sizeof(err));
+		BL_CHECK(a != NULL);
+		/* joining an interval at either end, bridging two, duplicates */
+		BL_CHECK(bl_gtid_set_add(a, U1 ":5", &err) == 0);
+		BL_CHECK_STR(text_of(a), "3e11fa47-71ca-11e1-9e33-c80aa9429562:5");
+		BL_CHECK(bl_gtid_set_add(a, U1 ":6", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":4", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":9", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":1", &err) == 0);
+		BL_CHECK_STR(text_of(a), "3e11fa47-71ca-11e1-9e33-c80aa9429562:1:4-6:9");
+		BL_CHECK(bl_gtid_set_add(a, U1 ":8", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":7", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":5", &err) == 0);
+		BL_CHECK_STR(text_of(a), "3e11fa47-71ca-11e1-9e33-c80aa9429562:1:4-9");
+		BL_CHECK(bl_gtid_set_add(a, U1 ":2", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":3", &err) == 0);
+		BL_CHECK_STR(text_of(a), "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-9");
+		/* another uuid (upper case in, lower case out), before U1; tags */
+		BL_CHECK(bl_gtid_set_add(a, U2 ":3", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":Blue:2", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":blue:1", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":red:7", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, "00000000-0000-4000-8000-000000000001:tag_only:1", &err) == 0);
+		BL_CHECK_STR(text_of(a), "00000000-0000-4000-8000-000000000001:tag_only:1,"
+					 "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-9:blue:1-2:red:7,"
+					 "5d8f2a10-0000-4000-8000-00000000ab12:3");
+		/* the text reads back as the same set */
+		b = parse(text_of(a));
+		BL_CHECK(b != NULL && equal(a, b) && bl_gtid_set_members(b) == 5);
+		bl_gtid_set_free(b);
+		/* the largest number, and malformed GTIDs */
+		BL_CHECK(bl_gtid_set_add(a, U2 ":9223372036854775807", &err) == 0);
+		BL_CHECK(bl_gtid_set_add(a, U2 ":9223372036854775806", &err) == 0);
+		BL_CHECK(bl_gtid_set_contains(a, U2 ":9223372036854775807"));
+		BL_CHECK(strstr(text_of(a), ":3:9223372036854775806-9223372036854775807") != NULL);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":0", &err) != 0);
+		BL_CHECK(bl_gtid_set_add(a, "0-1-5", &err) != 0);
+		BL_CHECK(strstr(err.message, "invalid GTID") != NULL);
+		BL_CHECK(bl_gtid_set_add(a, U1 ":bad tag:1", &err) != 0);
+		bl_gtid_set_free(a);
+	}
+	BL_TEST_END();
+
+	BL_TEST_BEGIN("gtid-set-union");
+	a = parse(U1 ":1-3:7," U2 ":5");
+	b = parse(U1 ":4:6-9:12:blue:1," "11111111-2222-3333-4444-555555555555:1-2");
+	BL_CHECK(a != NULL && b != NULL);
+	if (a && b)
+	{
+		memset(&err, 0, sizeof(err));
+		BL_CHECK(bl_gtid_set_union(a, b, &err) == 0);
+		BL_CHECK_STR(text_of(a), "11111111-2222-3333-4444-555555555555:1-2,"
+					 "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4:6-9:12:blue:1,"
+					 "5d8f2a10-0000-4000-8000-00000000ab12:5");
+		BL_CHECK(bl_gtid_set_subset(b, a));
+	}
+	bl_gtid_set_free(a);
+	bl_gtid_set_free(b);
+	BL_TEST_END();
+
+	BL_TEST_BEGIN("gtid-set-1000-uuids");
+	{
+		char	   *text = big_set_text();
+		size_t		len = strlen(text);
+		bl_gtid_set *added = bl_gtid_set_create();
+		bl_gtid_set *even = bl_gtid_set_create();
+		bl_gtid_set *odd = bl_gtid_set_create();
+		char	  **gtids;
+		size_t		ngtids = 0;
+		unsigned	rnd = 12345;
+
+		BL_CHECK(len > 100000);
+		a = bl_gtid_set_parse(text, len, &err);
+		BL_CHECK(a != NULL);
+		BL_CHECK(a && bl_gtid_set_members(a) == NUUIDS);
+		/* the text of the parsed set is the text */
+		BL_CHECK(a && text_of(a) && strcmp(text_of(a), text) == 0);
+
+		/* every GTID of the set, in a shuffled order */
+		gtids = malloc(sizeof(char *) * NUUIDS * 64);
+		for (int u = 0; u < NUUIDS; u++)
+		{
+			char		uuid[40];
+			unsigned long long iv[16][2];
+			int			n = intervals_of(u, iv);
+
+			uuid_of(u, uuid);
+			for (int k = 0; k < n; k++)
+				for (unsigned long long g = iv[k][0]; g <= iv[k][1]; g++)
+				{
+					gtids[ngtids] = malloc(64);
+					snprintf(gtids[ngtids], 64, "%s:%llu", uuid, g);
+					ngtids++;
+				}
+			/* the gaps are not in the set; the intervals' ends are */
+			BL_CHECK(a && bl_gtid_set_contains(a, gtids[ngtids - 1]));
+			for (int k = 0; k + 1 < n; k++)
+			{
+				char		g[64];
+
+				snprintf(g, sizeof(g), "%s:%llu", uuid, iv[k][1] + 1);
+				BL_CHECK(a && !bl_gtid_set_contains(a, g));
+				snprintf(g, sizeof(g), "%s:%llu", uuid, iv[k][0]);
+				BL_CHECK(a && bl_gtid_set_contains(a, g));
+			}
+		}
+		for (size_t i = ngtids - 1; i > 0; i--)
+		{
+			size_t		j;
+			char	   *t;
+
+			rnd = rnd * 1103515245u + 12345u;
+			j = (size_t) (rnd >> 8) % (i + 1);
+			t = gtids[i];
+			gtids[i] = gtids[j];
+			gtids[j] = t;
+		}
+		/* added one by one in that order: the same set, the same text */
+		for (size_t i = 0; i < ngtids; i++)
+		{
+			if (bl_gtid_set_add(added, gtids[i], &err) != 0 ||
+				bl_gtid_set_add((i % 2) ? odd : even, gtids[i], &err) != 0)
+			{
+				BL_FAIL("adding %s: %s", gtids[i], err.message);
+				break;
+			}
+		}
+		BL_CHECK(a && equal(a, added));
+		BL_CHECK(text_of(added) && strcmp(text_of(added), text) == 0);
+		/* two halves with gaps of their own: their union is the set */
+		BL_CHECK(a && !bl_gtid_set_subset(a, even) && !bl_gtid_set_subset(a, odd));
+		BL_CHECK(bl_gtid_set_union(even, odd, &err) == 0);
+		BL_CHECK(text_of(even) && strcmp(text_of(even), text) == 0);
+		/* a GTID filling a gap joins its neighbours */
+		{
+			char		uuid[40],
+						g[64];
+			unsigned long long iv[16][2];
+
+			(void) intervals_of(7, iv);
+			uuid_of(7, uuid);
+			for (unsigned long long x = iv[0][1] + 1; x < iv[1][0]; x++)
+			{
+				snprintf(g, sizeof(g), "%s:%llu", uuid, x);
+				BL_CHECK(bl_gtid_set_add(added, g, &err) == 0);
+			}
+			snprintf(g, sizeof(g), "%s:%llu-%llu:", uuid, iv[0][0], iv[1][1]);
+			BL_CHECK(text_of(added) && strstr(text_of(added), g) != NULL);
+			BL_CHECK(strlen(text_of(added)) < len);
+		}
+		for (size_t i = 0; i < ngtids; i++)
+			free(gtids[i]);
+		free(gtids);
+		bl_gtid_set_free(a);
+		bl_gtid_set_free(added);
+		bl_gtid_set_free(even);
+		bl_gtid_set_free(odd);
+		free(text);
 	}
 	BL_TEST_END();
 

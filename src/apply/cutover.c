@@ -27,6 +27,8 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -172,20 +174,36 @@ mariadb_reached(const char *state, const char *target)
 
 /* Has the acknowledged position of slot reached t? */
 static bool
-reached(blpg_slot *slot, const wait_target *t)
+reached(blpg_slot *slot, Oid serverid, const wait_target *t)
 {
 	blpg_position acked;
 	bool		done = false;
 
-	LWLockAcquire(&slot->lock, LW_SHARED);
-	acked = slot->acked;
-	LWLockRelease(&slot->lock);
-	if (acked.file[0] == '\0')
+	if (t->kind == TARGET_POSITION)
+	{
+		blpg_slot_position a;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		a = slot->acked;
+		LWLockRelease(&slot->lock);
+		return a.file[0] != '\0' && blpg_position_cmp(a.file, a.pos, t->file, t->pos) >= 0;
+	}
+
+	/*
+	 * The GTID state of the acknowledged position is the durable one (the
+	 * slot holds no state of unbounded size): read as committed now, in any
+	 * isolation level.
+	 */
+	PushActiveSnapshot(GetLatestSnapshot());
+	if (!blpg_state_load(serverid, &acked) || acked.gtid_state == NULL)
+	{
+		PopActiveSnapshot();
 		return false;
+	}
+	PopActiveSnapshot();
 	switch (t->kind)
 	{
 		case TARGET_POSITION:
-			done = blpg_position_cmp(acked.file, acked.pos, t->file, t->pos) >= 0;
 			break;
 		case TARGET_MARIADB_GTID:
 			done = mariadb_reached(acked.gtid_state, t->gtid);
@@ -220,7 +238,7 @@ source_target(ForeignServer *server, wait_target *t)
 	bl_source  *src;
 	bl_error	err;
 	char		file[BLPG_FILE_LEN];
-	char	   *gtid = palloc(BLPG_GTID_LEN);
+	char	   *gtid = NULL;
 	uint64_t	pos = 0;
 	int			rc = -1;
 
@@ -238,8 +256,9 @@ source_target(ForeignServer *server, wait_target *t)
 	src = bl_source_connect(&so, &err);
 	if (src != NULL)
 	{
-		rc = bl_source_current_position(src, file, sizeof(file), &pos, gtid, BLPG_GTID_LEN, &err);
+		rc = bl_source_current_position(src, file, sizeof(file), &pos, &gtid, &err);
 		bl_source_close(src);
+		free(gtid);				/* the position is what is waited for */
 	}
 	if (rc != 0)
 		ereport(ERROR,
@@ -263,6 +282,7 @@ binlog_fdw_wait_for(PG_FUNCTION_ARGS)
 	wait_target t;
 	TimestampTz deadline;
 	bool		done;
+	MemoryContext cxt;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -277,12 +297,16 @@ binlog_fdw_wait_for(PG_FUNCTION_ARGS)
 		parse_target(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), &t);
 
 	deadline = GetCurrentTimestamp() + (TimestampTz) (timeout * USECS_PER_SEC);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw wait_for", ALLOCSET_DEFAULT_SIZES);
 	ConditionVariablePrepareToSleep(&slot->space_cv);
 	for (;;)
 	{
 		long		left;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
 
-		done = reached(slot, &t);
+		done = reached(slot, server->serverid, &t);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
 		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 		if (done || left <= 0)
 			break;

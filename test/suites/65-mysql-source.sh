@@ -32,4 +32,8 @@ command -v openssl >/dev/null || fail_setup "openssl is not installed"
 bash scripts/install-npm.sh >"$BLF_SUITE_TMP/install-npm.log" 2>&1 ||
 	fail_setup "npm ci of test/mysql_source failed: $(tail -3 "$BLF_SUITE_TMP/install-npm.log" | tr '\n' ' ')"
 
-exec /usr/bin/python3 test/mysql_live/cases.py "$@"
+rc=0
+/usr/bin/python3 test/mysql_live/cases.py "$@" || rc=$?
+# a GTID set of 1,000 source UUIDs with gaps through a restart
+/usr/bin/python3 test/mysql_live/gtid_set_case.py || rc=$?
+exit $rc

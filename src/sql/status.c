@@ -118,10 +118,9 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		values[c] = text_or_null(s.acked.gtid, &nulls[c]);
 		c++;
 		{
-			blpg_position durable;
+			char	   *durable = blpg_state_gtid_state(s.server_name);
 
-			(void) blpg_state_load(s.serverid, &durable);
-			values[c] = text_or_null(durable.gtid_state ? durable.gtid_state : "", &nulls[c]);
+			values[c] = text_or_null(durable ? durable : "", &nulls[c]);
 			c++;
 		}
 		/* lag: age of the newest thing heard from the source */

@@ -190,6 +190,45 @@ blpg_state_load(Oid serverid, blpg_position *pos)
 	return c.found;
 }
 
+typedef struct gtid_state_call
+{
+	const char *server_name;
+	char	   *gtid_state;
+	MemoryContext cxt;
+} gtid_state_call;
+
+static void
+gtid_state_fn(void *arg)
+{
+	gtid_state_call *c = arg;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	args[0] = CStringGetTextDatum(c->server_name);
+	if (SPI_execute_with_args("SELECT gtid_state FROM binlog_fdw.source_state WHERE server_name = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.source_state");
+	if (SPI_processed == 1)
+	{
+		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		c->gtid_state = s ? MemoryContextStrdup(c->cxt, s) : NULL;
+	}
+}
+
+/*
+ * The recorded GTID state of the source of that name, for display: no
+ * lock, no error when its server is gone or being dropped (NULL: none).
+ */
+char *
+blpg_state_gtid_state(const char *server_name)
+{
+	gtid_state_call c = {server_name, NULL, CurrentMemoryContext};
+
+	blpg_run_as_owner(gtid_state_fn, &c);
+	return c.gtid_state;
+}
+
 static void
 save_fn(void *arg)
 {

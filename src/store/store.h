@@ -383,6 +383,9 @@ extern bool blpg_ring_position_after(blpg_slot *slot, uint64 seq,
  */
 extern bool blpg_state_load(Oid serverid, blpg_position *pos);
 
+/* The recorded GTID state of a source by name, for display (NULL: none). */
+extern char *blpg_state_gtid_state(const char *server_name);
+
 /* Record a server's position in the current transaction. */
 extern void blpg_state_save(Oid serverid, const blpg_position *pos);
 

@@ -21,7 +21,7 @@ PG_FUNCTION_INFO_V1(binlog_fdw_status);
 static Datum
 text_or_null(const char *s, bool *isnull)
 {
-	*isnull = s[0] == '\0';
+	*isnull = s == NULL || s[0] == '\0';
 	return *isnull ? (Datum) 0 : CStringGetTextDatum(s);
 }
 
@@ -120,7 +120,7 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		{
 			char	   *durable = blpg_state_gtid_state(s.server_name);
 
-			values[c] = text_or_null(durable ? durable : "", &nulls[c]);
+			values[c] = text_or_null(durable, &nulls[c]);
 			c++;
 		}
 		/* lag: age of the newest thing heard from the source */

@@ -15,6 +15,12 @@
  * write never lands under a name the server no longer has.  srvid records
  * the OID of the server that last wrote the row.
  *
+ * Lock order: the table first (RowExclusiveLock, what a write takes
+ * anyway), then the server.  DROP EXTENSION ... CASCADE locks the
+ * extension's tables before the servers that depend on its wrapper; a
+ * worker that took the server first and then waited for the table
+ * deadlocked with it.
+ *
  * A row under no server's name is an orphan: listed by the status view,
  * never deleted or overwritten here.  A server without a row whose OID is
  * an orphan's srvid was renamed while the event trigger did not run: its
@@ -36,12 +42,14 @@
 #include "store/store.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 typedef struct state_call
 {
@@ -76,6 +84,17 @@ blpg_position_to_slot(const blpg_position *pos, blpg_slot_position *out)
 	memcpy(out->gtid, pos->gtid, sizeof(out->gtid));
 }
 
+/* The state table, locked before the server (see the lock order above). */
+static void
+state_lock_table(void)
+{
+	Oid			nsp = get_namespace_oid("binlog_fdw", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("source_state", nsp) : InvalidOid;
+
+	if (OidIsValid(rel))
+		LockRelationOid(rel, RowExclusiveLock);
+}
+
 /* Lock the server against rename and drop; its current name. */
 static void
 state_call_init(state_call *c, Oid serverid)
@@ -83,6 +102,7 @@ state_call_init(state_call *c, Oid serverid)
 	ForeignServer *server;
 
 	memset(c, 0, sizeof(*c));
+	state_lock_table();
 	LockDatabaseObject(ForeignServerRelationId, serverid, 0, AccessShareLock);
 	server = GetForeignServerExtended(serverid, FSV_MISSING_OK);
 	if (server == NULL)

@@ -199,12 +199,24 @@ do_stop() {
 	log "stopped"
 }
 
+# make_tmpdir: the instance's own temporary directory (MDB_TMPDIR) instead
+# of the shared /tmp: mariadb-install-db has failed with "Could not remove
+# temporary table '/tmp/#sql-temptable-...'" while other instances ran.
+make_tmpdir() {
+	MDB_TMPDIR=$BLF_RUN/mariadb-$NAME.tmp
+	mkdir -p "$MDB_TMPDIR"
+	chown "$RUN_USER:" "$MDB_TMPDIR" 2>/dev/null || true
+	chmod 700 "$MDB_TMPDIR"
+}
+
 initialize() {
 	log "initializing $MDB_DATA"
 	mkdir -p "$MDB_DATA"
 	chown "$RUN_USER:" "$MDB_DATA" 2>/dev/null || true
 	chmod 750 "$MDB_DATA"
+	make_tmpdir
 	if ! mariadb-install-db --no-defaults --user="$RUN_USER" --datadir="$MDB_DATA" \
+		--tmpdir="$MDB_TMPDIR" \
 		--auth-root-authentication-method=normal --skip-test-db \
 		>"$BLF_RUN/mariadb-$NAME-install.log" 2>&1; then
 		log "mariadb-install-db failed"
@@ -289,9 +301,11 @@ do_start() {
 	touch "$MDB_LOG"
 	chown "$RUN_USER:" "$MDB_LOG" 2>/dev/null || true
 
+	make_tmpdir
 	local args=(
 		--no-defaults
 		--datadir="$MDB_DATA"
+		--tmpdir="$MDB_TMPDIR"
 		--port="$PORT"
 		--bind-address=127.0.0.1
 		--socket="$MDB_SOCKET"
@@ -343,7 +357,7 @@ wait)
 	wait_ready "$(server_pid || true)" ;;
 destroy)
 	do_kill
-	rm -rf "$MDB_DATA"
+	rm -rf "$MDB_DATA" "$BLF_RUN/mariadb-$NAME.tmp"
 	rm -f "$MDB_SOCKET" "$MDB_SOCKET.lock"
 	log "destroyed" ;;
 port)

@@ -4,6 +4,7 @@
 #   make install         install both
 #   make installcheck    pg_regress tests against a running server
 #   make check-unit      C unit tests of the decoder, under ASan and UBSan
+#   make check-unit-valgrind  the same tests without sanitizers, under valgrind
 #   make fuzz            build the libFuzzer targets (clang)
 #
 # The decoder (src/decoder) and the MySQL source (src/source) are plain C
@@ -91,6 +92,23 @@ build/unit/test_charset_nosimd: test/unit/test_charset.c $(DECODER_SRCS) $(wildc
 check-unit: $(UNIT_TESTS)
 	@rc=0; for t in $(UNIT_TESTS); do \
 		BL_SAMPLES=$(abspath ../shared/binlog-samples) ASAN_OPTIONS=detect_leaks=1 $$t || rc=1; \
+	done; exit $$rc
+
+# the same tests without sanitizers, under valgrind (which sees what the
+# sanitizers do not, e.g. overlapping source and destination in vsnprintf)
+VG_CC ?= gcc
+VG_CFLAGS = -std=gnu11 -gdwarf-4 -O1 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Isrc/decoder
+VG_TESTS = $(patsubst test/unit/%.c,build/unit-vg/%,$(sort $(wildcard test/unit/test_*.c)))
+VALGRIND = valgrind --quiet --error-exitcode=99 --suppressions=test/unit/valgrind.supp --leak-check=full --errors-for-leak-kinds=definite,indirect
+
+build/unit-vg/%: test/unit/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) test/unit/bl_test.h
+	@mkdir -p build/unit-vg
+	$(VG_CC) $(VG_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+
+.PHONY: check-unit-valgrind
+check-unit-valgrind: $(VG_TESTS)
+	@rc=0; for t in $(VG_TESTS); do \
+		BL_SAMPLES=$(abspath ../shared/binlog-samples) BL_TEST_VALGRIND=1 $(VALGRIND) $$t || rc=1; \
 	done; exit $$rc
 
 FUZZ_TARGETS = $(patsubst test/fuzz/%.c,build/fuzz/%,$(sort $(wildcard test/fuzz/fuzz_*.c)))

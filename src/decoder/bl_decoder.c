@@ -133,15 +133,22 @@ bl_decoder_fail(bl_decoder *dec, bl_error *err, uint64_t pos,
 				bl_errcode code, const char *fmt,...)
 {
 	va_list		ap;
+	char		msg[sizeof(err->message)];
 
 	if (err == NULL)
 		return -1;
+	/*
+	 * Formatted apart first: an argument may be err->message itself (an
+	 * error wrapped with its context), and vsnprintf() into the buffer it
+	 * reads from is undefined (it garbles the text).
+	 */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(err->message, msg, sizeof(msg));
 	err->code = code;
 	err->position = pos;
 	snprintf(err->file, sizeof(err->file), "%s", dec->file);
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
 	return -1;
 }
 

@@ -853,6 +853,71 @@ test_fde_samples(void)
 	BL_TEST_END();
 }
 
+/*
+ * bl_decoder.c, bl_decoder_fail: errors that wrap an inner error formatted
+ * their message from err->message into err->message (vsnprintf with
+ * overlapping buffers): "TRANSACTION_PAYLOAD: TRANSACTION_PAYLOAD: ..."
+ * and worse.  The compressed QUERY, the TRANSACTION_PAYLOAD and the
+ * compressed rows paths give their context once, then the inner message.
+ */
+static void
+test_wrapped_error_messages(void)
+{
+	bl_decoder *dec = new_decoder();
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+
+	BL_TEST_BEGIN("regress/wrapped-error-messages");
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+
+	/* TRANSACTION_PAYLOAD: zstd (type 0), 10 bytes, a payload that is not
+	 * a zstd frame */
+	eb_begin(&b, BL_EV_TRANSACTION_PAYLOAD);
+	eb_u8(&b, 2);
+	eb_u8(&b, 1);
+	eb_u8(&b, 0);				/* compression type: zstd */
+	eb_u8(&b, 3);
+	eb_u8(&b, 1);
+	eb_u8(&b, 10);				/* uncompressed size */
+	eb_u8(&b, 0);				/* end of the header */
+	eb_bytes(&b, "not a zstd frame", 16);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "TRANSACTION_PAYLOAD: payload is not a zstd frame");
+
+	/* MariaDB compressed QUERY with a bad block header */
+	eb_begin(&b, BL_EV_MARIA_QUERY_COMPRESSED);
+	eb_le(&b, 7, 4);
+	eb_le(&b, 0, 4);
+	eb_u8(&b, 2);
+	eb_le(&b, 0, 2);
+	eb_bytes(&b, "db", 3);
+	eb_bytes(&b, "\x00\x01\x02\x03", 4);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "compressed QUERY event: bad compressed-block header");
+
+	/* MariaDB compressed rows: a block that declares more than it holds */
+	eb_table_map(&b, 79, 1);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	eb_begin(&b, BL_EV_MARIA_WRITE_ROWS_COMPRESSED_V1);
+	eb_le(&b, 79, 6);
+	eb_le(&b, BL_ROWS_STMT_END_F, 2);
+	eb_u8(&b, 1);
+	eb_u8(&b, 1);
+	eb_bytes(&b, "\x81\x05\x01\x02", 4);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "MARIA_WRITE_ROWS_COMPRESSED_V1: zlib could not decompress the block (-3)");
+	bl_decoder_destroy(dec);
+	BL_TEST_END();
+}
+
 int
 main(void)
 {
@@ -866,6 +931,7 @@ main(void)
 	test_long_file_name();
 	test_fde_checksum_layout();
 	test_fde_samples();
+	test_wrapped_error_messages();
 	free(last_copy);
 	BL_TEST_EXIT();
 }

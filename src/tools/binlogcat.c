@@ -256,6 +256,9 @@ handle_event(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
 		case OUT_JSONL:
 			if (bl_event_to_jsonl(dec, ev, &st->jopts, &st->out, err) != 0)
 				return -1;
+			/* the rows the line holds (bl_event_to_jsonl iterated them) */
+			if (bl_event_is_rows(ev->type))
+				st->rows += ev->u.rows.row_index;
 			flush_out(st, false);
 			return 0;
 		case OUT_DECODE:

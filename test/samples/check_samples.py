@@ -36,6 +36,8 @@ Checks (case name prefixes):
                      include-table variants) and its plaintext mysqlbinlog
                      outputs (plaintext-mysql-bin.NN), every row, position,
                      XID, GTID and timestamp.
+  binlogcat/...      the tool's options: --stats counts the rows of JSON
+                     output (as --count does).
   mariadb-binlog/F   for every file PROVENANCE marks as decodable by
                      mariadb-binlog: its "###" row images compared value by
                      value with binlogcat's rows (after canonicalisation:
@@ -1965,6 +1967,41 @@ def check_zalora_workload(c):
 
 
 # ---------------------------------------------------------------------------
+# binlogcat/...: options of the tool itself
+# ---------------------------------------------------------------------------
+
+def run_binlogcat(args):
+    p = subprocess.run([BINLOGCAT] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    return Output(p.returncode, p.stdout, p.stderr.decode('utf-8', 'replace'))
+
+
+def stats_line(c, err):
+    lines = [l for l in err.splitlines() if l.startswith('{')]
+    c.require(len(lines) == 1, 'expected one statistics line on stderr, got %s' % short(err))
+    return json.loads(lines[0])
+
+
+def check_stats_rows(c, rel, extra):
+    """--stats in JSON mode counts the rows it prints (it said "rows":0):
+    the same number as the rows of the JSON lines and as --count."""
+    path = os.path.join(SAMPLES, rel)
+    out = run_binlogcat(['--no-follow', '--stats'] + extra + [path])
+    evs = bc_ok(c, out)
+    printed = sum(len(e.get('rows', [])) for e in evs)
+    c.require(printed > 0, 'the sample has no rows')
+    st = stats_line(c, out.err)
+    c.eq(st['rows'], printed, '--stats rows (JSON mode, %s)' % ' '.join(extra or ['all events']))
+    cnt = run_binlogcat(['--no-follow', '--count', path])
+    c.require(cnt.rc == 0, '--count exited with status %d' % cnt.rc)
+    c.eq(json.loads(cnt.out)['rows'], printed, '--count rows')
+    for mode in ('--values', '--decode-only'):
+        o = run_binlogcat(['--no-follow', mode, path])
+        c.require(o.rc == 0, '%s exited with status %d' % (mode, o.rc))
+        c.eq(json.loads(o.out)['rows'], printed, '%s rows' % mode)
+
+
+# ---------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------
 
@@ -2024,6 +2061,13 @@ def main():
     for name in POC_EXPECT:
         run_case('samples/values/' + POC + name, check_poc, name, samples)
     run_case('samples/values/' + JAVA + 'mysql-bin.sakila', check_sakila)
+
+    for rel, extra in ((RUST + 'transaction_compression.000001', []),
+                       (RUST + 'mariadb-bin.000001', []),
+                       (JAVA + 'mysql-bin.sakila', []),
+                       (ZALORA + 'gtid-fixtures/mysql-bin.01', ['--rows-only'])):
+        run_case('samples/binlogcat/stats-rows/' + rel + (' ' + ' '.join(extra) if extra else ''),
+                 check_stats_rows, rel, extra)
 
     for nn in ('01', '02', '03', '05', '06', '07'):
         run_case('samples/zalora/fixtures/%s.json' % nn, check_zalora, 'fixtures/mysql-bin.' + nn,

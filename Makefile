@@ -45,6 +45,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PostgreSQL's Ryu (shortest round-trip floats, bl_float_text.c): inside
+# the server the module uses the postgres binary's own copy; binlogcat, the
+# unit tests and the fuzzers link the frontend libpgcommon statically
+# (Debian keeps it in pkglibdir, other builds in libdir).
+PGCOMMON_LIBS = -L$(shell $(PG_CONFIG) --pkglibdir) -L$(shell $(PG_CONFIG) --libdir) -lpgcommon -lpgport
+
 # Decoder files build without PostgreSQL's headers; the client library's
 # headers only where they are used, never next to PostgreSQL's (their
 # names clash).
@@ -64,7 +70,7 @@ $(OBJS) $(OBJS:.o=.bc) src/tools/binlogcat.o: $(HEADERS)
 all: binlogcat
 
 binlogcat: src/tools/binlogcat.o $(DECODER_OBJS) $(SOURCE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(MYSQL_LIBS) $(DECODER_LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $^ $(MYSQL_LIBS) $(DECODER_LIBS) $(PGCOMMON_LIBS) $(LDFLAGS)
 
 install: install-binlogcat
 install-binlogcat: binlogcat
@@ -80,13 +86,13 @@ UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(sort $(wildcard test/unit/t
 
 build/unit/%: test/unit/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) test/unit/bl_test.h
 	@mkdir -p build/unit
-	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS) $(PGCOMMON_LIBS)
 
 # the charset tests again with the portable (non-SSE2) JSON escaping
 build/unit/test_charset_nosimd: test/unit/test_charset.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) \
 		test/unit/bl_test.h
 	@mkdir -p build/unit
-	$(UNIT_CC) $(UNIT_CFLAGS) -DBL_NO_SIMD -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+	$(UNIT_CC) $(UNIT_CFLAGS) -DBL_NO_SIMD -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS) $(PGCOMMON_LIBS)
 
 .PHONY: check-unit fuzz
 check-unit: $(UNIT_TESTS)
@@ -103,7 +109,7 @@ VALGRIND = valgrind --quiet --error-exitcode=99 --suppressions=test/unit/valgrin
 
 build/unit-vg/%: test/unit/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) test/unit/bl_test.h
 	@mkdir -p build/unit-vg
-	$(VG_CC) $(VG_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+	$(VG_CC) $(VG_CFLAGS) -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS) $(PGCOMMON_LIBS)
 
 .PHONY: check-unit-valgrind
 check-unit-valgrind: $(VG_TESTS)
@@ -116,5 +122,5 @@ build/fuzz/%: test/fuzz/%.c $(DECODER_SRCS) $(wildcard src/decoder/*.h) \
 		$(wildcard test/fuzz/*.h) test/unit/bl_json_check.h
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS)
+		-D_GNU_SOURCE -Isrc/decoder -o $@ $< $(DECODER_SRCS) $(DECODER_LIBS) $(PGCOMMON_LIBS)
 fuzz: $(FUZZ_TARGETS)

@@ -90,13 +90,16 @@ int
 bl_error_set(bl_error *err, bl_errcode code, const char *fmt,...)
 {
 	va_list		ap;
+	char		msg[sizeof(err->message)];
 
 	if (err == NULL)
 		return -1;
-	err->code = code;
+	/* formatted apart first: an argument may be err->message itself */
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(err->message, msg, sizeof(msg));
+	err->code = code;
 	return -1;
 }
 

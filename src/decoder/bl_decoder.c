@@ -133,15 +133,22 @@ bl_decoder_fail(bl_decoder *dec, bl_error *err, uint64_t pos,
 				bl_errcode code, const char *fmt,...)
 {
 	va_list		ap;
+	char		msg[sizeof(err->message)];
 
 	if (err == NULL)
 		return -1;
+	/*
+	 * Formatted apart first: an argument may be err->message itself (an
+	 * error wrapped with its context), and vsnprintf() into the buffer it
+	 * reads from is undefined (it garbles the text).
+	 */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(err->message, msg, sizeof(msg));
 	err->code = code;
 	err->position = pos;
 	snprintf(err->file, sizeof(err->file), "%s", dec->file);
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
 	return -1;
 }
 
@@ -169,6 +176,79 @@ parse_version(const char *s)
 		s++;
 	}
 	return part[0] * 10000 + part[1] * 100 + part[2];
+}
+
+/*
+ * The CRC32 of an event of len bytes (its last 4 bytes, the stored
+ * checksum, excluded), as the server computed it: before it set the
+ * "binlog in use" flag (0x1) of a FORMAT_DESCRIPTION's header, which it
+ * clears again on close without updating the checksum.  alg_at, if not
+ * NULL, is a byte inside the event to count as `alg` instead.
+ */
+static bool
+fde_crc_matches(const uint8_t *data, size_t len, const uint8_t *alg_at,
+				uint8_t alg, uint32_t *computed)
+{
+	uint32_t	want = (uint32_t) bl_load_le(data + len - BL_CHECKSUM_LEN, 4);
+	size_t		at = alg_at ? (size_t) (alg_at - data) : 0;
+
+	for (int flag = 0; flag < 2; flag++)
+	{
+		uint8_t		hdr[BL_EVENT_HEADER_LEN];
+		uint32_t	got;
+
+		if (flag && !(data[17] & 0x01))
+			break;
+		memcpy(hdr, data, sizeof(hdr));
+		if (flag)
+			hdr[17] &= (uint8_t) ~0x01;
+		got = bl_crc32(0, hdr, sizeof(hdr));
+		if (alg_at)
+		{
+			got = bl_crc32(got, data + sizeof(hdr), at - sizeof(hdr));
+			got = bl_crc32(got, &alg, 1);
+			got = bl_crc32(got, data + at + 1, len - BL_CHECKSUM_LEN - at - 1);
+		}
+		else
+			got = bl_crc32(got, data + sizeof(hdr), len - sizeof(hdr) - BL_CHECKSUM_LEN);
+		if (!flag && computed)
+			*computed = got;
+		if (got == want)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether a FORMAT_DESCRIPTION ends with the checksum fields (algorithm
+ * byte and CRC32) of a checksum-aware server (MySQL 5.6.1, MariaDB 5.3 and
+ * later), which write them whatever the checksum setting.  Decided by the
+ * event's layout: its body is the fixed part (57 bytes), one post-header
+ * length per event type the server knows, then the 5 bytes of checksum
+ * fields, and the FORMAT_DESCRIPTION's own post-header length (the 15th)
+ * is the fixed part plus the number of event types.  Every server since
+ * MySQL 5.0 writes it so.  Only an event where that count fits neither
+ * layout falls back to the server version, which alone would take a
+ * checksummed file with a damaged version string for one without
+ * checksums, and read every checksum as event data.
+ */
+static bool
+fde_has_checksum_fields(const uint8_t *post, size_t n_post,
+						const char *server_version, bool is_mariadb)
+{
+	uint32_t	version;
+
+	if (n_post >= BL_EV_FORMAT_DESCRIPTION && post[BL_EV_FORMAT_DESCRIPTION - 1] >= 57)
+	{
+		size_t		ntypes = (size_t) post[BL_EV_FORMAT_DESCRIPTION - 1] - 57;
+
+		if (n_post == ntypes + 1 + BL_CHECKSUM_LEN)
+			return true;
+		if (n_post == ntypes)
+			return false;
+	}
+	version = parse_version(server_version);
+	return is_mariadb ? version >= 50300 : version >= 50601;
 }
 
 static int
@@ -206,46 +286,50 @@ decode_format_description(bl_decoder *dec, bl_event *ev, const uint8_t *data,
 	version = parse_version(ev->u.fde.server_version);
 	dec->is_mariadb = strstr(ev->u.fde.server_version, "MariaDB") != NULL ||
 		version >= 100000;
-	has_checksum = dec->is_mariadb ? version >= 50300 : version >= 50601;
 
 	n_post = bl_cur_left(&c);
+	has_checksum = fde_has_checksum_fields(c.pos, n_post, ev->u.fde.server_version,
+										   dec->is_mariadb);
 	if (has_checksum)
 	{
+		const uint8_t *alg_at;
+
 		if (n_post < 1 + BL_CHECKSUM_LEN)
 			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_TRUNCATED,
 								   "FORMAT_DESCRIPTION event lacks its checksum fields");
 		n_post -= 1 + BL_CHECKSUM_LEN;
-		alg = data[len - 1 - BL_CHECKSUM_LEN];
+		alg_at = data + len - 1 - BL_CHECKSUM_LEN;
+		alg = *alg_at;
 		if (alg != BL_CHECKSUM_OFF && alg != BL_CHECKSUM_CRC32 &&
 			alg != BL_CHECKSUM_UNDEF)
 			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_CORRUPT,
-								   "unknown binlog checksum algorithm %u", alg);
+								   "unknown binlog checksum algorithm %u in FORMAT_DESCRIPTION event",
+								   alg);
 		if (alg == BL_CHECKSUM_UNDEF)
 			alg = BL_CHECKSUM_OFF;
 		if (alg == BL_CHECKSUM_CRC32 && dec->opts.verify_checksum)
 		{
 			uint32_t	want = (uint32_t) bl_load_le(data + len - BL_CHECKSUM_LEN, 4);
-			uint32_t	got = bl_crc32(0, data, len - BL_CHECKSUM_LEN);
+			uint32_t	got = 0;
 
-			/*
-			 * The server computes this checksum before it sets the
-			 * "binlog in use" flag (0x1) in the header, and does not
-			 * update it when it clears the flag again on close.
-			 */
-			if (want != got && (data[17] & 0x01))
-			{
-				uint8_t		hdr[BL_EVENT_HEADER_LEN];
-
-				memcpy(hdr, data, sizeof(hdr));
-				hdr[17] &= (uint8_t) ~0x01;
-				got = bl_crc32(bl_crc32(0, hdr, sizeof(hdr)), data + sizeof(hdr),
-							   len - sizeof(hdr) - BL_CHECKSUM_LEN);
-			}
-			if (want != got)
+			if (!fde_crc_matches(data, len, NULL, 0, &got))
 				return bl_decoder_fail(dec, err, ev->pos, BL_ERR_CHECKSUM,
-									   "checksum mismatch in FORMAT_DESCRIPTION event: stored %08x, computed %08x",
+									   "checksum mismatch in FORMAT_DESCRIPTION event: stored %08x, computed %08x (the file is damaged)",
 									   want, got);
 			ev->checksum_verified = true;
+		}
+		else if (alg == BL_CHECKSUM_OFF && dec->opts.verify_checksum &&
+				 fde_crc_matches(data, len, alg_at, BL_CHECKSUM_CRC32, NULL))
+		{
+			/*
+			 * The server checksums its FORMAT_DESCRIPTION whatever the
+			 * algorithm; a checksum that is right for the algorithm CRC32
+			 * (and wrong for the one stored) means that the algorithm
+			 * byte was damaged from CRC32 to OFF: the events' checksums
+			 * would be read as their data.
+			 */
+			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_CHECKSUM,
+								   "checksum mismatch in FORMAT_DESCRIPTION event: its checksum algorithm byte says OFF, but its checksum is that of the same event with algorithm CRC32 (the file is damaged)");
 		}
 		ev->body_len = len - BL_EVENT_HEADER_LEN - BL_CHECKSUM_LEN;
 	}

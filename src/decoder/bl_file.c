@@ -38,14 +38,17 @@ static int
 file_fail(bl_file *f, bl_error *err, bl_errcode code, const char *fmt,...)
 {
 	va_list		ap;
+	char		msg[sizeof(err->message)];
 
 	if (err == NULL)
 		return -1;
+	/* formatted apart first: an argument may be err->message itself */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(err->message, msg, sizeof(msg));
 	name_error(f, err);
 	err->code = code;
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
 	return -1;
 }
 

@@ -28,6 +28,7 @@
 
 #include "bl_charset.h"
 #include "bl_cursor.h"
+#include "bl_float_text.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -259,22 +260,18 @@ bl_json_put_string(bl_buf *out, const uint8_t *s, size_t n)
 static void
 bl_json_put_double(bl_buf *out, double d)
 {
-	char		buf[48];
-	char		digits[24];
+	bl_shortest s;
+	const char *digits;
 	char		text[48];
-	int			ndig = 0;
+	int			ndig;
 	int			decpt;
-	int			exp10;
 	int			width;
 	int			exp_len;
 	int			flen;
-	int			prec;
 	bool		neg;
 	bool		have_space;
 	bool		force_e;
 	bool		use_f;
-	const char *p;
-	char	   *endp;
 	size_t		t = 0;
 
 	if (!isfinite(d))
@@ -284,39 +281,12 @@ bl_json_put_double(bl_buf *out, double d)
 		return;
 	}
 
-	/*
-	 * The shortest correctly rounded digits that read back exactly.  For a
-	 * normal double, if 15 digits round-trip then the 15-digit rounding is
-	 * the shortest string padded with zeros, so trying 15, 16 and 17 is
-	 * enough; subnormals have fewer significant bits and are searched from
-	 * one digit up.
-	 */
-	for (prec = (fabs(d) < DBL_MIN ? 1 : 15); prec < 17; prec++)
-	{
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	if (prec == 17)
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
-
-	/* Split "[-]d.ddde[+-]xx" into digits and a decimal exponent. */
-	p = buf;
-	neg = (*p == '-');
-	if (neg)
-		p++;
-	while (*p != '\0' && *p != 'e' && *p != 'E')
-	{
-		if (*p >= '0' && *p <= '9' && ndig < (int) sizeof(digits))
-			digits[ndig++] = *p;
-		p++;
-	}
-	exp10 = (*p != '\0') ? (int) strtol(p + 1, &endp, 10) : 0;
-	while (ndig > 1 && digits[ndig - 1] == '0')
-		ndig--;
-	if (ndig == 0)
-		digits[ndig++] = '0';
-	decpt = (ndig == 1 && digits[0] == '0') ? 1 : exp10 + 1;
+	/* The shortest digits that read back exactly (dtoa's mode 0). */
+	bl_shortest_double(d, &s);
+	digits = s.digits;
+	ndig = s.ndig;
+	neg = s.neg;
+	decpt = (ndig == 1 && digits[0] == '0') ? 1 : s.exp10 + 1;
 
 	/* my_gcvt's choice between the 'f' and the 'e' format. */
 	width = 34 - (d < 0.0 ? 1 : 0);

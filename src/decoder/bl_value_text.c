@@ -9,6 +9,7 @@
 #include "bl_charset.h"
 #include "bl_decimal.h"
 #include "bl_digits.h"
+#include "bl_float_text.h"
 #include "bl_geometry.h"
 #include "bl_json_binary.h"
 
@@ -207,24 +208,27 @@ bl_timestamp_to_temporal(int64_t sec, uint32_t usec, bl_temporal *t)
 	t->usec = usec;
 }
 
-/* Shortest decimal form that reads back as the same float / double. */
+/*
+ * Shortest decimal form that reads back as the same float / double, in
+ * printf's %g style (what "%.*g" with the least precision of at least 6 /
+ * 15 digits that reads back would print).
+ */
 static void
 put_float(bl_buf *b, double d, bool single)
 {
-	char		tmp[40];
+	bl_shortest s;
+	char		tmp[BL_SHORTEST_TEXT_MAX];
 
 	if (!isfinite(d))
 	{
 		bl_buf_puts(b, isnan(d) ? "\"NaN\"" : (d > 0 ? "\"Infinity\"" : "\"-Infinity\""));
 		return;
 	}
-	for (int prec = single ? 6 : 15; prec <= (single ? 9 : 17); prec++)
-	{
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
-		if (single ? strtof(tmp, NULL) == (float) d : strtod(tmp, NULL) == d)
-			break;
-	}
-	bl_buf_puts(b, tmp);
+	if (single)
+		bl_shortest_float((float) d, &s);
+	else
+		bl_shortest_double(d, &s);
+	bl_buf_append(b, tmp, bl_shortest_format_g(&s, single ? 6 : 15, tmp));
 }
 
 static bool

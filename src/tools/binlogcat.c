@@ -20,10 +20,13 @@
 #include "bl_value_text.h"
 #include "bl_mysql_source.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,6 +259,9 @@ handle_event(cat_state *st, bl_decoder *dec, bl_event *ev, bl_error *err)
 		case OUT_JSONL:
 			if (bl_event_to_jsonl(dec, ev, &st->jopts, &st->out, err) != 0)
 				return -1;
+			/* the rows the line holds (bl_event_to_jsonl iterated them) */
+			if (bl_event_is_rows(ev->type))
+				st->rows += ev->u.rows.row_index;
 			flush_out(st, false);
 			return 0;
 		case OUT_DECODE:
@@ -304,6 +310,111 @@ process_raw_event(cat_state *st, bl_decoder *dec, const uint8_t *data,
 	return 0;
 }
 
+/*
+ * Whether the directory of `sibling` holds a binlog file that comes after
+ * `name` (the same base name with a greater number): the sign that a file
+ * between them is missing rather than `name` not written yet.  Sets
+ * later_name to the first such file found.
+ */
+static bool
+later_file_exists(const char *sibling, const char *name, char *later_name,
+				  size_t later_len)
+{
+	const char *dot = strrchr(name, '.');
+	const char *slash = strrchr(sibling, '/');
+	char		dir[4096];
+	size_t		base_len;
+	unsigned long long num;
+	char	   *end;
+	DIR		   *d;
+	struct dirent *de;
+	bool		found = false;
+
+	if (dot == NULL || dot[1] == '\0')
+		return false;
+	num = strtoull(dot + 1, &end, 10);
+	if (*end != '\0')
+		return false;
+	base_len = (size_t) (dot - name) + 1;
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == sibling)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int) (slash - sibling), sibling);
+	d = opendir(dir);
+	if (d == NULL)
+		return false;
+	while (!found && (de = readdir(d)) != NULL)
+	{
+		const char *digits = de->d_name + base_len;
+		unsigned long long n;
+
+		if (strncmp(de->d_name, name, base_len) != 0 ||
+			*digits < '0' || *digits > '9')
+			continue;
+		n = strtoull(digits, &end, 10);
+		if (*end == '\0' && n > num)
+		{
+			snprintf(later_name, later_len, "%s", de->d_name);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Where following a ROTATE (to `rotate_to`, at rotate_pos of file f)
+ * leads: 1 with next_path set, 0 when f was the last file (the next one
+ * does not exist and no later one does: said on stderr, not an error), -1
+ * after an error was reported (the next file missing while a later one
+ * exists, a name that is not a file name, a ROTATE to the file itself).
+ */
+static int
+follow_rotate(const bl_file *f, const char *rotate_to, uint64_t rotate_pos,
+			  char *next_path, size_t next_len)
+{
+	bl_error	err;
+	struct stat sb;
+	char		later[1024];
+
+	memset(&err, 0, sizeof(err));
+	snprintf(err.file, sizeof(err.file), "%s", f->name);
+	err.position = rotate_pos;
+	err.code = BL_ERR_IO;
+	if (strchr(rotate_to, '/') != NULL || strcmp(rotate_to, ".") == 0 ||
+		strcmp(rotate_to, "..") == 0)
+	{
+		snprintf(err.message, sizeof(err.message),
+				 "ROTATE names \"%s\" as the next file, which is not a binlog file name: not followed (read the next file by naming it)",
+				 rotate_to);
+		report_error(&err);
+		return -1;
+	}
+	bl_file_sibling(f->path, rotate_to, strlen(rotate_to), next_path, next_len);
+	if (strcmp(rotate_to, f->name) == 0)
+	{
+		snprintf(err.message, sizeof(err.message),
+				 "ROTATE names the file itself as the next file: not followed");
+		report_error(&err);
+		return -1;
+	}
+	if (stat(next_path, &sb) == 0 || errno != ENOENT)
+		return 1;				/* opening it reports any other problem */
+	if (later_file_exists(f->path, rotate_to, later, sizeof(later)))
+	{
+		snprintf(err.message, sizeof(err.message),
+				 "ROTATE names the next file %s, which does not exist, but the later file %s does: the files between are missing (pass the files to read as arguments, or --no-follow)",
+				 next_path, later);
+		report_error(&err);
+		return -1;
+	}
+	fprintf(stderr, "binlogcat: %s:%llu: note: ROTATE names the next file %s, which does not exist: %s was the last file\n",
+			f->name, (unsigned long long) rotate_pos, next_path, f->name);
+	return 0;
+}
+
 static int
 run_files(cat_state *st, bl_decoder *dec, char **files, int nfiles,
 		  bool follow, uint64_t start_position)
@@ -324,7 +435,9 @@ run_files(cat_state *st, bl_decoder *dec, char **files, int nfiles,
 		uint64_t	pos;
 		int			rc;
 		bl_event	ev;
-		char		rotate_to[256] = "";
+		char		rotate_to[BL_FILE_NAME_MAX] = "";
+		uint64_t	rotate_pos = 0;
+		size_t		rotate_too_long = 0;
 
 		if (bl_file_open(&f, path, &err) != 0)
 		{
@@ -346,11 +459,21 @@ run_files(cat_state *st, bl_decoder *dec, char **files, int nfiles,
 				bl_file_close(&f);
 				return 1;
 			}
-			if (ev.type == BL_EV_ROTATE && !ev.u.rotate.fake &&
-				ev.u.rotate.file.len < sizeof(rotate_to))
+			if (ev.type == BL_EV_ROTATE && !ev.u.rotate.fake)
 			{
-				memcpy(rotate_to, ev.u.rotate.file.ptr, ev.u.rotate.file.len);
-				rotate_to[ev.u.rotate.file.len] = '\0';
+				rotate_pos = pos;
+				rotate_too_long = 0;
+				if (ev.u.rotate.file.len < sizeof(rotate_to) &&
+					memchr(ev.u.rotate.file.ptr, '\0', ev.u.rotate.file.len) == NULL)
+				{
+					memcpy(rotate_to, ev.u.rotate.file.ptr, ev.u.rotate.file.len);
+					rotate_to[ev.u.rotate.file.len] = '\0';
+				}
+				else
+				{
+					rotate_to[0] = '\0';
+					rotate_too_long = ev.u.rotate.file.len;
+				}
 			}
 		}
 		flush_out(st, true);
@@ -362,26 +485,40 @@ run_files(cat_state *st, bl_decoder *dec, char **files, int nfiles,
 		}
 		start_position = 0;
 		/* the next file: the next argument, else where ROTATE points */
+		path = NULL;
 		if (fi + 1 < nfiles)
 			path = files[++fi];
-		else if (follow && rotate_to[0] && strchr(rotate_to, '/') == NULL &&
-				 hops++ < 100000)
+		else if (follow && (rotate_to[0] || rotate_too_long))
 		{
-			FILE	   *probe;
+			int			frc = -1;
 
-			bl_file_sibling(f.path, rotate_to, strlen(rotate_to), next_path,
-							sizeof(next_path));
-			probe = fopen(next_path, "rb");
-			if (probe)
+			if (rotate_too_long)
 			{
-				fclose(probe);
-				path = next_path;
+				snprintf(err.file, sizeof(err.file), "%s", f.name);
+				err.position = rotate_pos;
+				bl_error_set(&err, BL_ERR_UNSUPPORTED,
+							 "ROTATE names a next file of %zu bytes (or with a NUL byte): not followed",
+							 rotate_too_long);
+				report_error(&err);
+			}
+			else if (++hops > 100000)
+			{
+				snprintf(err.file, sizeof(err.file), "%s", f.name);
+				err.position = rotate_pos;
+				bl_error_set(&err, BL_ERR_UNSUPPORTED,
+							 "followed 100000 ROTATE events: stopped (a cycle of files?)");
+				report_error(&err);
 			}
 			else
-				path = NULL;
+				frc = follow_rotate(&f, rotate_to, rotate_pos, next_path, sizeof(next_path));
+			if (frc < 0)
+			{
+				bl_file_close(&f);
+				return 1;
+			}
+			if (frc == 1)
+				path = next_path;
 		}
-		else
-			path = NULL;
 		bl_file_close(&f);
 		if (path == next_path)
 		{
@@ -461,7 +598,10 @@ usage(FILE *to)
 			"                         (self-check of the change store's encoding)\n"
 			"\n"
 			"Files:\n"
-			"  --no-follow            do not follow ROTATE events to the next file\n"
+			"  --no-follow            do not follow ROTATE events to the next file (by default\n"
+			"                         the last file's ROTATE leads to the next one beside it;\n"
+			"                         when it does not exist that is said on stderr, and it is\n"
+			"                         an error if a later file of the series exists)\n"
 			"  --start-position N     skip events before position N of the first file\n"
 			"  --stop-position N      stop at the first event at or after position N\n"
 			"  --no-verify            do not verify CRC32 checksums\n"

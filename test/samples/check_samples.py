@@ -36,6 +36,12 @@ Checks (case name prefixes):
                      include-table variants) and its plaintext mysqlbinlog
                      outputs (plaintext-mysql-bin.NN), every row, position,
                      XID, GTID and timestamp.
+  binlogcat/...      the tool's options: --stats counts the rows of JSON
+                     output (as --count does); following ROTATE goes
+                     through existing files, says on stderr that the last
+                     file was reached when the next one does not exist
+                     (exit 0), and fails (exit 1) when it is missing while
+                     a later one exists.
   mariadb-binlog/F   for every file PROVENANCE marks as decodable by
                      mariadb-binlog: its "###" row images compared value by
                      value with binlogcat's rows (after canonicalisation:
@@ -1965,6 +1971,97 @@ def check_zalora_workload(c):
 
 
 # ---------------------------------------------------------------------------
+# binlogcat/...: options of the tool itself
+# ---------------------------------------------------------------------------
+
+def run_binlogcat(args):
+    p = subprocess.run([BINLOGCAT] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    return Output(p.returncode, p.stdout, p.stderr.decode('utf-8', 'replace'))
+
+
+def stats_line(c, err):
+    lines = [l for l in err.splitlines() if l.startswith('{')]
+    c.require(len(lines) == 1, 'expected one statistics line on stderr, got %s' % short(err))
+    return json.loads(lines[0])
+
+
+def check_stats_rows(c, rel, extra):
+    """--stats in JSON mode counts the rows it prints (it said "rows":0):
+    the same number as the rows of the JSON lines and as --count."""
+    path = os.path.join(SAMPLES, rel)
+    out = run_binlogcat(['--no-follow', '--stats'] + extra + [path])
+    evs = bc_ok(c, out)
+    printed = sum(len(e.get('rows', [])) for e in evs)
+    c.require(printed > 0, 'the sample has no rows')
+    st = stats_line(c, out.err)
+    c.eq(st['rows'], printed, '--stats rows (JSON mode, %s)' % ' '.join(extra or ['all events']))
+    cnt = run_binlogcat(['--no-follow', '--count', path])
+    c.require(cnt.rc == 0, '--count exited with status %d' % cnt.rc)
+    c.eq(json.loads(cnt.out)['rows'], printed, '--count rows')
+    for mode in ('--values', '--decode-only'):
+        o = run_binlogcat(['--no-follow', mode, path])
+        c.require(o.rc == 0, '%s exited with status %d' % (mode, o.rc))
+        c.eq(json.loads(o.out)['rows'], printed, '%s rows' % mode)
+
+
+POC0 = POC + 'domain_id_0/mariadb-repl-bin.'
+POC1 = POC + 'domain_id_1/mariadb-repl-bin.'
+
+
+def follow_run(start):
+    """binlogcat following ROTATE from one file of the corpus: (output,
+    the files its events came from, in order)."""
+    out = run_binlogcat([os.path.join(SAMPLES, start)])
+    files = []
+    for e in out.events:
+        if not files or files[-1] != e['file']:
+            files.append(e['file'])
+    return out, files
+
+
+def check_follow_last(c):
+    """Following ROTATE to a next file that does not exist, with no later
+    file beside it: the file read was the last one.  Exit 0, but said on
+    stderr (it ended silently)."""
+    out, files = follow_run(POC1 + '000002')
+    c.eq(out.rc, 0, 'exit status')
+    c.eq(files, ['mariadb-repl-bin.000002'], 'files read')
+    nxt = os.path.join(SAMPLES, POC1 + '000003')
+    c.check(re.fullmatch(r'binlogcat: mariadb-repl-bin\.000002:\d+: note: ROTATE names the next file %s, '
+                         r'which does not exist: mariadb-repl-bin\.000002 was the last file\n' % re.escape(nxt),
+                         out.err),
+            'stderr: expected the note that the next file does not exist, got %s' % short(out.err))
+    ref = binlogcat(POC1 + '000002')
+    c.eq(out.out, ref.out, 'output equals --no-follow output')
+
+
+def check_follow_gap(c, start, read, missing, later):
+    """Following ROTATE to a missing file while a later file of the same
+    series exists: the files between are missing; an error (exit 1) after
+    the events of the files read, never a silent end."""
+    out, files = follow_run(start)
+    c.eq(out.rc, 1, 'exit status')
+    c.eq(files, read, 'files read')
+    nxt = os.path.join(SAMPLES, POC0 + missing)
+    c.check(re.fullmatch(r'binlogcat: %s:\d+: io error: ROTATE names the next file %s, which does not exist, '
+                         r'but the later file mariadb-repl-bin\.%s does: the files between are missing .*\n'
+                         % (re.escape(read[-1]), re.escape(nxt), later), out.err),
+            'stderr: expected the missing-file error, got %s' % short(out.err))
+    ref = b''.join(binlogcat(POC0 + f.rsplit('.', 1)[1]).out for f in read)
+    c.eq(out.out, ref, 'output equals the files read one by one')
+
+
+def check_follow_chain(c):
+    """Following through existing files: 000004 -> 5 -> 6 -> 7, the same
+    events as the files one by one (then 000008 is missing: the gap case)."""
+    out, files = follow_run(POC0 + '000004')
+    c.eq(files, ['mariadb-repl-bin.%06d' % n for n in (4, 5, 6, 7)], 'files read')
+    ref = b''.join(binlogcat(POC0 + '%06d' % n).out for n in (4, 5, 6, 7))
+    c.eq(out.out, ref, 'output equals the files read one by one')
+
+
+# ---------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------
 
@@ -2024,6 +2121,19 @@ def main():
     for name in POC_EXPECT:
         run_case('samples/values/' + POC + name, check_poc, name, samples)
     run_case('samples/values/' + JAVA + 'mysql-bin.sakila', check_sakila)
+
+    for rel, extra in ((RUST + 'transaction_compression.000001', []),
+                       (RUST + 'mariadb-bin.000001', []),
+                       (JAVA + 'mysql-bin.sakila', []),
+                       (ZALORA + 'gtid-fixtures/mysql-bin.01', ['--rows-only'])):
+        run_case('samples/binlogcat/stats-rows/' + rel + (' ' + ' '.join(extra) if extra else ''),
+                 check_stats_rows, rel, extra)
+    run_case('samples/binlogcat/follow-last-file/' + POC1 + '000002', check_follow_last)
+    run_case('samples/binlogcat/follow-missing-file/' + POC0 + '000002', check_follow_gap,
+             POC0 + '000002', ['mariadb-repl-bin.000002'], '000003', '000004')
+    run_case('samples/binlogcat/follow-missing-file/' + POC0 + '000004', check_follow_gap,
+             POC0 + '000004', ['mariadb-repl-bin.%06d' % n for n in (4, 5, 6, 7)], '000008', '000009')
+    run_case('samples/binlogcat/follow-chain/' + POC0 + '000004', check_follow_chain)
 
     for nn in ('01', '02', '03', '05', '06', '07'):
         run_case('samples/zalora/fixtures/%s.json' % nn, check_zalora, 'fixtures/mysql-bin.' + nn,

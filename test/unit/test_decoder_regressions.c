@@ -1,8 +1,8 @@
 /*
  * test_decoder_regressions.c
- *	  Regression tests of decoder bugs found by fuzzing (test/fuzz): each
- *	  case rebuilds the smallest event sequence that triggered the bug and
- *	  checks the decoder's answer.
+ *	  Regression tests of decoder bugs found by fuzzing (test/fuzz) and by
+ *	  outside runs over real binlogs: each case rebuilds the smallest event
+ *	  sequence that triggered the bug and checks the decoder's answer.
  *
  * Events are built here byte by byte (a MySQL 8.0 FORMAT_DESCRIPTION
  * without checksums, TABLE_MAPs, rows events) and copied into heap blocks
@@ -579,6 +579,345 @@ test_long_file_name(void)
 	BL_TEST_END();
 }
 
+/*
+ * Checksummed events: eb_end_crc() closes an event with a CRC32 over it
+ * (with the length that includes the CRC).
+ */
+static void
+eb_end_crc(evbuf *b)
+{
+	uint32_t	crc;
+
+	eb_le(b, 0, 4);
+	eb_end(b);
+	crc = (uint32_t) crc32(0, b->data, (uInt) (b->len - 4));
+	for (int i = 0; i < 4; i++)
+		b->data[b->len - 4 + i] = (uint8_t) (crc >> (8 * i));
+}
+
+/*
+ * A FORMAT_DESCRIPTION of `version` with the post-header lengths of MySQL
+ * 8.0 (42 event types) and the checksum fields, algorithm `alg`, with a
+ * correct CRC32 (written by servers whatever the algorithm); or of MySQL
+ * 5.1 (26 event types) without checksum fields when old_layout.
+ */
+static void
+eb_fde_version(evbuf *b, const char *version, uint8_t alg, bool old_layout)
+{
+	static const uint8_t post80[] = {
+		0, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 99, 0, 4, 26, 8, 0,
+		0, 0, 0, 0, 0, 2, 0, 0, 0, 10, 10, 10, 42, 42, 0, 18, 52, 0, 10, 40,
+		0, 0
+	};
+	static const uint8_t post51[] = {
+		56, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 83, 0, 4, 26, 8, 0,
+		0, 0, 0, 8, 8, 8
+	};
+	char		ver[50] = {0};
+
+	snprintf(ver, sizeof(ver), "%s", version);
+	eb_begin(b, BL_EV_FORMAT_DESCRIPTION);
+	eb_le(b, 4, 2);
+	eb_bytes(b, ver, sizeof(ver));
+	eb_le(b, 1700000000, 4);
+	eb_u8(b, 19);
+	if (old_layout)
+	{
+		eb_bytes(b, post51, sizeof(post51));
+		eb_end(b);
+		return;
+	}
+	eb_bytes(b, post80, sizeof(post80));
+	eb_u8(b, alg);
+	eb_end_crc(b);
+}
+
+/* QUERY "BEGIN" in db, with a CRC32 when crc. */
+static void
+eb_query(evbuf *b, bool crc)
+{
+	eb_begin(b, BL_EV_QUERY);
+	eb_le(b, 7, 4);				/* thread id */
+	eb_le(b, 0, 4);				/* exec time */
+	eb_u8(b, 2);				/* db length */
+	eb_le(b, 0, 2);				/* error code */
+	eb_le(b, 0, 2);				/* no status variables */
+	eb_bytes(b, "db", 3);
+	eb_bytes(b, "BEGIN", 5);
+	if (crc)
+		eb_end_crc(b);
+	else
+		eb_end(b);
+}
+
+/* Decode fde, then the QUERY; returns bl_decode_event's result for the
+ * FDE and sets *sql_ok when the QUERY decoded to exactly "BEGIN". */
+static int
+decode_fde_query(evbuf *fde, bool crc, bl_error *err, bool *sql_ok)
+{
+	bl_decoder *dec = new_decoder();
+	evbuf		q;
+	bl_event	ev;
+	int			rc;
+
+	*sql_ok = false;
+	rc = decode(dec, fde, &ev, err);
+	if (rc == 0)
+	{
+		eb_query(&q, crc);
+		if (decode(dec, &q, &ev, err) == 0)
+			*sql_ok = ev.u.query.sql.len == 5 && memcmp(ev.u.query.sql.ptr, "BEGIN", 5) == 0;
+	}
+	bl_decoder_destroy(dec);
+	return rc;
+}
+
+/*
+ * bl_decoder.c, decode_format_description: whether a FORMAT_DESCRIPTION
+ * carries checksum fields was decided by its server version text alone, so
+ * that one damaged byte there ("4.0.40" for "8.0.40") made a checksummed
+ * file read as one without checksums: exit 0, each event's CRC32 inside
+ * its SQL text and file names.  The event's layout decides now, the CRC32
+ * of the FORMAT_DESCRIPTION itself is verified, and a mismatch is an
+ * error; an algorithm byte damaged from CRC32 to OFF is caught by the
+ * CRC32 that is right for CRC32.
+ */
+static void
+test_fde_checksum_layout(void)
+{
+	evbuf		b;
+	bl_error	err;
+	bool		sql_ok;
+
+	BL_TEST_BEGIN("regress/fde-checksum-by-layout");
+	/* intact: CRC32, the QUERY's text without its checksum */
+	eb_fde_version(&b, "8.0.40", BL_CHECKSUM_CRC32, false);
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+
+	/* one damaged version byte, the stored CRC32 no longer matches */
+	b.data[BL_EVENT_HEADER_LEN + 2] = '4';
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CHECKSUM);
+	BL_CHECK_INT(err.position, 4);
+	BL_CHECK(strncmp(err.message, "checksum mismatch in FORMAT_DESCRIPTION event: stored ", 54) == 0);
+
+	/* a version text that says nothing (a custom build), CRC32 intact:
+	 * the layout still says checksums */
+	eb_fde_version(&b, "custom-build", BL_CHECKSUM_CRC32, false);
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+	eb_fde_version(&b, "4.1.0-claims-old", BL_CHECKSUM_CRC32, false);
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+
+	/* checksums off, as written by servers: events without CRC32 */
+	eb_fde_version(&b, "8.0.40", BL_CHECKSUM_OFF, false);
+	BL_CHECK_INT(decode_fde_query(&b, false, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+
+	/* the algorithm byte damaged from CRC32 to OFF */
+	eb_fde_version(&b, "8.0.40", BL_CHECKSUM_CRC32, false);
+	b.data[b.len - 5] = BL_CHECKSUM_OFF;
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CHECKSUM);
+	BL_CHECK_STR(err.message, "checksum mismatch in FORMAT_DESCRIPTION event: its checksum algorithm byte says OFF, but its checksum is that of the same event with algorithm CRC32 (the file is damaged)");
+	/* ... and from OFF to CRC32 */
+	eb_fde_version(&b, "8.0.40", BL_CHECKSUM_OFF, false);
+	b.data[b.len - 5] = BL_CHECKSUM_CRC32;
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CHECKSUM);
+
+	/* the "binlog in use" flag set after the checksum was computed */
+	eb_fde_version(&b, "8.0.40", BL_CHECKSUM_CRC32, false);
+	b.data[17] |= 0x01;
+	BL_CHECK_INT(decode_fde_query(&b, true, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+
+	/* a pre-checksum server (MySQL 5.1 layout): no checksum fields, even
+	 * when the version text claims a checksum-aware server */
+	eb_fde_version(&b, "5.1.37-log", 0, true);
+	BL_CHECK_INT(decode_fde_query(&b, false, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+	eb_fde_version(&b, "8.1.37-log", 0, true);
+	BL_CHECK_INT(decode_fde_query(&b, false, &err, &sql_ok), 0);
+	BL_CHECK(sql_ok);
+	BL_TEST_END();
+}
+
+/*
+ * The same over the real binlogs (BL_SAMPLES): each FORMAT_DESCRIPTION as
+ * it is decodes with its file's checksum setting; with one damaged byte in
+ * its version text, a CRC32 file's fails with a checksum error, and the
+ * others keep their setting.
+ */
+static void
+test_fde_samples(void)
+{
+	const char *dir = getenv("BL_SAMPLES");
+	char		path[4096];
+	FILE	   *prov;
+	char		line[4096];
+	int			crc_files = 0,
+				other_files = 0;
+
+	BL_TEST_BEGIN("regress/fde-damaged-version-in-samples");
+	if (dir == NULL)
+	{
+		printf("# BL_SAMPLES not set: sample files skipped\n");
+		BL_TEST_END();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/PROVENANCE.tsv", dir);
+	prov = fopen(path, "r");
+	if (prov == NULL)
+	{
+		BL_FAIL("cannot open %s", path);
+		BL_TEST_END();
+		return;
+	}
+	while (fgets(line, sizeof(line), prov))
+	{
+		char	   *f[8];
+		int			nf = 0;
+		FILE	   *bin;
+		uint8_t		head[4 + 1024];
+		size_t		n;
+		uint32_t	size;
+		evbuf		b;
+		bl_error	err;
+		bl_decoder *dec;
+		bl_event	ev;
+		int			rc;
+		uint8_t		alg;
+
+		for (char *p = line, *t; nf < 8 && (t = strsep(&p, "\t")) != NULL;)
+			f[nf++] = t;
+		if (nf < 8 || strcmp(f[0], "file") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, f[0]);
+		bin = fopen(path, "rb");
+		if (bin == NULL)
+		{
+			BL_FAIL("cannot open %s", path);
+			break;
+		}
+		n = fread(head, 1, sizeof(head), bin);
+		fclose(bin);
+		if (n < 4 + BL_EVENT_HEADER_LEN || memcmp(head, "\xfe" "bin", 4) != 0 ||
+			head[4 + 4] != BL_EV_FORMAT_DESCRIPTION)
+			continue;
+		size = (uint32_t) head[4 + 9] | (uint32_t) head[4 + 10] << 8 |
+			(uint32_t) head[4 + 11] << 16 | (uint32_t) head[4 + 12] << 24;
+		if (size > n - 4 || size > sizeof(b.data))
+			continue;
+		memcpy(b.data, head + 4, size);
+		b.len = size;
+		dec = new_decoder();
+		rc = decode(dec, &b, &ev, &err);
+		alg = bl_decoder_checksum_alg(dec);
+		bl_decoder_destroy(dec);
+		if (rc != 0)
+		{
+			/* the files of pre-release servers are refused, clearly */
+			if (strstr(err.message, "pre-release server") == NULL)
+				BL_FAIL("%s: %s", f[0], err.message);
+			continue;
+		}
+		if ((strcmp(f[6], "CRC32") == 0) != (alg == BL_CHECKSUM_CRC32))
+			BL_FAIL("%s: checksum %s, decoded %u", f[0], f[6], alg);
+		/* damage the first digit of the version */
+		b.data[BL_EVENT_HEADER_LEN + 2] = b.data[BL_EVENT_HEADER_LEN + 2] == '4' ? '3' : '4';
+		dec = new_decoder();
+		rc = decode(dec, &b, &ev, &err);
+		if (alg == BL_CHECKSUM_CRC32)
+		{
+			crc_files++;
+			if (rc != -1 || err.code != BL_ERR_CHECKSUM)
+				BL_FAIL("%s: damaged version: %d (%s), want a checksum error", f[0], rc,
+						rc ? err.message : "no error");
+		}
+		else
+		{
+			other_files++;
+			if (rc != 0 || bl_decoder_checksum_alg(dec) != alg)
+				BL_FAIL("%s: damaged version: %d (%s), checksum %u, want %u", f[0], rc,
+						rc ? err.message : "no error", bl_decoder_checksum_alg(dec), alg);
+		}
+		bl_decoder_destroy(dec);
+	}
+	fclose(prov);
+	if (crc_files < 30 || other_files < 10)
+		BL_FAIL("only %d CRC32 and %d other sample binlogs found in %s", crc_files,
+				other_files, dir);
+	BL_TEST_END();
+}
+
+/*
+ * bl_decoder.c, bl_decoder_fail: errors that wrap an inner error formatted
+ * their message from err->message into err->message (vsnprintf with
+ * overlapping buffers): "TRANSACTION_PAYLOAD: TRANSACTION_PAYLOAD: ..."
+ * and worse.  The compressed QUERY, the TRANSACTION_PAYLOAD and the
+ * compressed rows paths give their context once, then the inner message.
+ */
+static void
+test_wrapped_error_messages(void)
+{
+	bl_decoder *dec = new_decoder();
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+
+	BL_TEST_BEGIN("regress/wrapped-error-messages");
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+
+	/* TRANSACTION_PAYLOAD: zstd (type 0), 10 bytes, a payload that is not
+	 * a zstd frame */
+	eb_begin(&b, BL_EV_TRANSACTION_PAYLOAD);
+	eb_u8(&b, 2);
+	eb_u8(&b, 1);
+	eb_u8(&b, 0);				/* compression type: zstd */
+	eb_u8(&b, 3);
+	eb_u8(&b, 1);
+	eb_u8(&b, 10);				/* uncompressed size */
+	eb_u8(&b, 0);				/* end of the header */
+	eb_bytes(&b, "not a zstd frame", 16);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "TRANSACTION_PAYLOAD: payload is not a zstd frame");
+
+	/* MariaDB compressed QUERY with a bad block header */
+	eb_begin(&b, BL_EV_MARIA_QUERY_COMPRESSED);
+	eb_le(&b, 7, 4);
+	eb_le(&b, 0, 4);
+	eb_u8(&b, 2);
+	eb_le(&b, 0, 2);
+	eb_bytes(&b, "db", 3);
+	eb_bytes(&b, "\x00\x01\x02\x03", 4);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "compressed QUERY event: bad compressed-block header");
+
+	/* MariaDB compressed rows: a block that declares more than it holds */
+	eb_table_map(&b, 79, 1);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	eb_begin(&b, BL_EV_MARIA_WRITE_ROWS_COMPRESSED_V1);
+	eb_le(&b, 79, 6);
+	eb_le(&b, BL_ROWS_STMT_END_F, 2);
+	eb_u8(&b, 1);
+	eb_u8(&b, 1);
+	eb_bytes(&b, "\x81\x05\x01\x02", 4);
+	eb_end(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_CORRUPT);
+	BL_CHECK_STR(err.message, "MARIA_WRITE_ROWS_COMPRESSED_V1: zlib could not decompress the block (-3)");
+	bl_decoder_destroy(dec);
+	BL_TEST_END();
+}
+
 int
 main(void)
 {
@@ -590,6 +929,9 @@ main(void)
 	test_canonical_partial_names();
 	test_canonical_charset_by_name();
 	test_long_file_name();
+	test_fde_checksum_layout();
+	test_fde_samples();
+	test_wrapped_error_messages();
 	free(last_copy);
 	BL_TEST_EXIT();
 }

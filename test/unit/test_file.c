@@ -357,6 +357,7 @@ test_samples(void)
 			int			rc;
 
 			/* whether the file ends cleanly decides what to expect */
+			memset(&err, 0, sizeof(err));
 			bl_file_open_memory(&m, "m", img, len, BL_BINLOG_MAGIC_LEN);
 			while ((rc = bl_file_next(&m, &ev, &elen, &pos, &err)) == 1)
 				;

@@ -632,6 +632,31 @@ bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b)
 	return true;
 }
 
+void
+bl_gtid_set_first_missing(const bl_gtid_set *a, const bl_gtid_set *b, bl_buf *out)
+{
+	for (int i = 0; i < a->n; i++)
+	{
+		const gtid_member *ma = &a->m[i];
+		const gtid_member *mb = member_find(b, ma->key);
+
+		for (int k = 0; k < ma->niv; k++)
+		{
+			uint64_t	x = ma->iv[k].first;
+
+			/* b's intervals are sorted and merged: skip those covering x */
+			for (int j = 0; mb && j < mb->niv && x <= ma->iv[k].last; j++)
+				if (mb->iv[j].first <= x && x <= mb->iv[j].last)
+					x = mb->iv[j].last + 1;
+			if (x <= ma->iv[k].last && x >= ma->iv[k].first)
+			{
+				bl_buf_printf(out, "%s:%llu", ma->key, (unsigned long long) x);
+				return;
+			}
+		}
+	}
+}
+
 int
 bl_gtid_set_members(const bl_gtid_set *set)
 {

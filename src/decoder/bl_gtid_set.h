@@ -58,6 +58,13 @@ extern bool bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid);
 /* Is every GTID of a also in b? */
 extern bool bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b);
 
+/*
+ * Append to out the first GTID of a (by member, then number) that b lacks,
+ * as "uuid:n" or "uuid:tag:n"; nothing when a is within b.  For messages.
+ */
+extern void bl_gtid_set_first_missing(const bl_gtid_set *a, const bl_gtid_set *b,
+									  bl_buf *out);
+
 /* Number of (uuid, tag) members, for tests. */
 extern int	bl_gtid_set_members(const bl_gtid_set *set);
 

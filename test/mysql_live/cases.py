@@ -39,6 +39,10 @@ Cases:
   source-checks       missing REPLICATION SLAVE / REPLICATION CLIENT, a
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
+  resume-gtid, resume-gtid-tagged, failover-gtid
+                      resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
+                      PostgreSQL restart, a source restart, and on another
+                      host of a host list: see gtid_resume.py
 """
 
 import collections
@@ -611,18 +615,23 @@ def case_source_live(conn):
         status(conn, 'my_live')), timeout=15)
     check(st['state'] == 'streaming', 'state %s while idle' % st['state'])
     check(get_changes(conn, 'my_live', timeout_ms=1500) == [], 'a held transaction was delivered')
-    hb = [e for e in src.entries('dump')]
+    def all_dumps():
+        return [e for e in src.entries() if e.get('event') in ('dump', 'dump_gtid')]
+    hb = all_dumps()
     src.reveal()
     got += collect(conn, 'my_live', groups[1])
     src.kill_connections()
-    wait_for('a new dump after the kill', lambda: len(src.entries('dump')) > len(hb))
+    wait_for('a new dump after the kill', lambda: len(all_dumps()) > len(hb))
     src.reveal()
     got += collect(conn, 'my_live', groups[2])
     compare_changes(got, want, 'live, with a kill in between')
     check(get_changes(conn, 'my_live', timeout_ms=500) == [], 'a duplicate after the reconnect')
-    dumps = src.entries('dump')
-    log('dumps: %s' % [(d['file'], d['pos']) for d in dumps])
-    check(len(dumps) >= 2 and dumps[-1]['pos'] > 4, 'the reconnect did not resume at a position: %s' % dumps)
+    dumps = all_dumps()
+    log('dumps: %s' % [(d['event'], d['file'], d['pos'], d.get('gtid_set')) for d in dumps])
+    # gtid_mode ON and the set known from PREVIOUS_GTIDS: the reconnect goes by the set read
+    check(len(dumps) >= 2 and dumps[0]['event'] == 'dump' and dumps[-1]['event'] == 'dump_gtid' and
+          dumps[-1]['gtid_set'] == ENUM_UUID + ':1-4',
+          'the reconnect did not resume at the GTID set read (%s:1-4): %s' % (ENUM_UUID, dumps))
     drop_source(conn, 'my_live')
     src.stop()
 
@@ -652,6 +661,10 @@ def case_source_checks(conn):
 
 
 def main(argv):
+    # gtid_resume's cases use this module's helpers (and its SOURCES)
+    sys.modules.setdefault('cases', sys.modules[__name__])
+    import gtid_resume
+    globals()['gtid_resume'] = gtid_resume
     only = set(argv)
     certs = make_certs(os.path.join(TMP, 'certs'))
     conn_box = [None]
@@ -677,6 +690,9 @@ def main(argv):
         ('source-live', with_pg(case_source_live)),
         ('source-checks', with_pg(case_source_checks)),
         ('source-restart', with_pg(lambda c: case_source_restart(conn_box))),
+        ('resume-gtid', with_pg(lambda c: gtid_resume.case_resume_gtid(conn_box))),
+        ('resume-gtid-tagged', with_pg(lambda c: gtid_resume.case_resume_gtid_tagged(c))),
+        ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
     ]
     failed = 0
     for name, fn in cases:

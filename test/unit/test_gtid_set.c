@@ -235,6 +235,17 @@ main(void)
 		/* adjacent intervals merge: 1-4 and 5-10 cover 1-10 */
 		BL_CHECK(bl_gtid_set_subset(a, b));
 		BL_CHECK(!bl_gtid_set_subset(b, a));
+		{
+			bl_buf		m;
+
+			bl_buf_init(&m);
+			bl_gtid_set_first_missing(a, b, &m);
+			BL_CHECK_INT(m.len, 0);
+			bl_gtid_set_first_missing(b, a, &m);
+			bl_buf_putc(&m, '\0');
+			BL_CHECK_STR(m.data, "3e11fa47-71ca-11e1-9e33-c80aa9429562:12");
+			bl_buf_free(&m);
+		}
 	}
 	bl_gtid_set_free(a);
 	bl_gtid_set_free(b);

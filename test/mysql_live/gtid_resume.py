@@ -1,0 +1,225 @@
+"""test/mysql_live/gtid_resume.py -- a binlog_fdw source on a MySQL server
+with gtid_mode=ON resumes by GTID set (COM_BINLOG_DUMP_GTID), against the
+MySQL test source.  Cases of cases.py:
+
+  resume-gtid       MySQL 5.7 binlog with multi-row transactions (zalora's
+                    gtid-fixtures): a PostgreSQL restart in the middle of a
+                    transaction resumes by the set before it and skips the
+                    changes already acknowledged; a restart of the source,
+                    which comes back with the binlog under another file name
+                    (a file:pos resume could not work), resumes by the set;
+                    the changes delivered are the binlog's, once each
+  resume-gtid-tagged  MySQL 8.4 tagged GTIDs: the set sent is MySQL's tagged
+                    encoding ("uuid:1-13:mytag:1-2"), the tagged transaction
+                    after it comes once, none of the set comes
+  failover-gtid     a host list of three test sources serving the same
+                    transactions under other file names and server UUIDs:
+                    the streaming host stops, a host that has not executed
+                    the set read is passed over (no dump sent to it), the
+                    next one serves the rest by GTID set, nothing lost or
+                    repeated
+"""
+
+import os
+import shutil
+import subprocess
+
+import cases
+from source import SAMPLES
+from cases import (CaseFailure, check, collect, compare_changes, create_source, drop_source,  # noqa: F401
+                   get_changes, log, q, short, source, status, wait_for)
+
+ZALORA = os.path.join(SAMPLES, 'zalora-binlog-parser', 'data', 'gtid-fixtures', 'mysql-bin.01')
+ZALORA_UUID = '10440e47-3885-11eb-ac5b-0242ac110002'
+ZALORA_SCHEMA = {'test_db': {
+    'buildings': [
+        {'name': 'building_no', 'data_type': 'int', 'column_type': 'int', 'key': 'PRI', 'nullable': False},
+        {'name': 'building_name', 'data_type': 'varchar', 'column_type': 'varchar(255)', 'charset': 'utf8mb3',
+         'nullable': False},
+        {'name': 'address', 'data_type': 'varchar', 'column_type': 'varchar(355)', 'charset': 'utf8mb3',
+         'nullable': False}],
+    'rooms': [
+        {'name': 'room_no', 'data_type': 'int', 'column_type': 'int', 'key': 'PRI', 'nullable': False},
+        {'name': 'room_name', 'data_type': 'varchar', 'column_type': 'varchar(255)', 'charset': 'utf8mb3',
+         'nullable': False},
+        {'name': 'building_no', 'data_type': 'int', 'column_type': 'int', 'nullable': False}]}}
+TAG_FILE = 'binlog_transaction_with_GTID_TAG.000001'
+
+
+def expected(src):
+    extra = ('--host', '127.0.0.1', '--port', str(src.port), '--user', 'repl', '--password', 'sha2-secret',
+             '--ssl-mode', 'disable', '--schema-from-server')
+    return cases.offline_changes(cases.binlogcat_offline(src.files, extra))
+
+
+def renamed(path, name):
+    """The binlog under another file name (the source's data dir, not the
+    samples), as a server whose binlogs were rebuilt or a replica has it."""
+    d = os.path.join(cases.TMP, 'renamed')
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, name)
+    shutil.copyfile(path, out)
+    return out
+
+
+def as_file(changes, name):
+    return [(name,) + c[1:] for c in changes]
+
+
+def take(conn, name, n, timeout=30):
+    """Row changes, one change a batch, acknowledged, until n came."""
+    import time
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n and time.monotonic() < deadline:
+        got += get_changes(conn, name, max_changes=1)
+    check(len(got) >= n, 'only %d of %d changes came' % (len(got), n))
+    return got
+
+
+def durable(conn, name):
+    rows = q(conn, 'SELECT file, pos, skip, gtid, gtid_state FROM binlog_fdw.source_state '
+             'WHERE server_name = %s', (name,))
+    check(rows, 'no source_state for %s' % name)
+    return dict(zip(('file', 'pos', 'skip', 'gtid', 'gtid_state'), rows[0]))
+
+
+def drained_until(conn, name, want_state):
+    """Take (and acknowledge) what is left, which must hold no row change,
+    until the durable GTID state is want_state."""
+    def step():
+        extra = get_changes(conn, name, timeout_ms=200)
+        check(extra == [], 'a change more: %s' % short(extra))
+        st = durable(conn, name)
+        return st if st['gtid_state'] == want_state else None
+    return wait_for('the durable GTID state %s' % want_state, step)
+
+
+def gtid_dumps(src):
+    return src.entries('dump_gtid')
+
+
+def case_resume_gtid(conn_box):
+    conn = conn_box[0]
+    src = source('pg-resume', [ZALORA], binlog_row_metadata='MINIMAL', schema=ZALORA_SCHEMA,
+                 hold_transactions=2)
+    want = expected(src)
+    txns = {}
+    for c in want:
+        txns.setdefault(c[2], []).append(c)
+    g20 = '%s:20' % ZALORA_UUID
+    check(len(want) == 10 and len(txns[g20]) == 5, 'the sample: %d changes, %s' % (len(want), short(txns.keys())))
+    visible = [c for c in want if c[2] in ('%s:19' % ZALORA_UUID, g20)]
+    create_source(conn, 'my_resume', src)
+    # :19 (2 rows) and 2 of the 5 rows of :20 acknowledged, a third taken only
+    got = take(conn, 'my_resume', 4)
+    inflight = get_changes(conn, 'my_resume', max_changes=1, ack=False)
+    st = durable(conn, 'my_resume')
+    check(st['gtid'] == g20 and st['skip'] > 0, 'durable position not inside %s: %s' % (g20, st))
+    check(st['gtid_state'] == '%s:1-19' % ZALORA_UUID, 'durable GTID state %s' % short(st['gtid_state']))
+    ndumps = len(gtid_dumps(src))
+    check(ndumps == 0 and len(src.entries('dump')) == 1,
+          'the first session reads by file:pos (the set is unknown before PREVIOUS_GTIDS): %s'
+          % short(src.entries('dump') + gtid_dumps(src)))
+
+    conn.close()
+    subprocess.run(['bash', cases.POSTGRES_SH, 'restart', '--mode', 'immediate'], check=True, timeout=120,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    conn = conn_box[0] = wait_for('PostgreSQL', cases._try_pg)
+    got += collect(conn, 'my_resume', visible[len(got):])
+    compare_changes(got, visible, 'across the PostgreSQL restart')
+    check(get_changes(conn, 'my_resume', timeout_ms=500) == [], 'a duplicate after the PostgreSQL restart')
+    d = gtid_dumps(src)
+    check(len(d) == 1 and d[0]['file'] == '' and d[0]['gtid_set'] == st['gtid_state'],
+          'after the PostgreSQL restart: not one COM_BINLOG_DUMP_GTID at %s: %s' % (st['gtid_state'], short(d)))
+    log('PostgreSQL restart inside %s (skip %s, 1 change in flight: %s): COM_BINLOG_DUMP_GTID %s; '
+        'the other %d changes of it once' % (g20, st['skip'], len(inflight), d[0]['gtid_set'], len(visible) - 4))
+
+    # the source restarts with its binlog under another name
+    drained_until(conn, 'my_resume', '%s:1-20' % ZALORA_UUID)
+    src.restart(files=[renamed(ZALORA, 'binlog.000007')])
+    wait_for('a dump on the restarted source', lambda: len(gtid_dumps(src)) == 2, timeout=60)
+    d = gtid_dumps(src)[-1]
+    check(d['file'] == '' and d['gtid_set'] == '%s:1-20' % ZALORA_UUID,
+          'after the source restart: COM_BINLOG_DUMP_GTID at %s' % short(d))
+    check(get_changes(conn, 'my_resume', timeout_ms=1000) == [], 'changes of the set after the source restart')
+    src.reveal(all_=True)
+    rest = collect(conn, 'my_resume', want[len(visible):])
+    compare_changes(rest, as_file(want[len(visible):], 'binlog.000007'), 'after the source restart')
+    got += rest
+    check(get_changes(conn, 'my_resume', timeout_ms=500) == [], 'a duplicate after the source restart')
+    check(len(got) == len(want), '%d changes, the binlog has %d' % (len(got), len(want)))
+    st = drained_until(conn, 'my_resume', '%s:1-22' % ZALORA_UUID)
+    log('source restart (binlog renamed to binlog.000007): COM_BINLOG_DUMP_GTID %s; %d changes in all = '
+        'the binlog; durable %s:%s state %s' % (d['gtid_set'], len(got), st['file'], st['pos'], st['gtid_state']))
+    drop_source(conn, 'my_resume')
+    src.stop()
+
+
+def case_resume_gtid_tagged(conn):
+    src = source('pg-resume-tag', [TAG_FILE], version='8.4.3',
+                 schema=cases.SCHEMAS[TAG_FILE], hold_transactions=1)
+    want = expected(src)
+    tagged = '%s:mytag:3' % cases.TAG_UUID
+    check(len(want) == 1 and want[0][2] == tagged, 'the sample: %s' % short(want))
+    first = [cases.json.loads(line) for line in cases.binlogcat_offline(src.files)]
+    gtid_pos = next(e['pos'] for e in first if e['type'] == 'GTID_TAGGED')
+    create_source(conn, 'my_resume_tag', src)
+    # the tagged transaction is held: the worker read up to it (PREVIOUS_GTIDS)
+    wait_for('the worker to read PREVIOUS_GTIDS',
+             lambda: ((status(conn, 'my_resume_tag') or {}).get('read_pos') or 0) >= gtid_pos)
+    src.restart()
+    wait_for('a GTID dump on the restarted source', lambda: len(gtid_dumps(src)) == 1, timeout=60)
+    d = gtid_dumps(src)[0]
+    check(d['gtid_set'] == '%s:1-13:mytag:1-2' % cases.TAG_UUID, 'the tagged set sent: %s' % short(d))
+    src.reveal(all_=True)
+    got = collect(conn, 'my_resume_tag', want)
+    compare_changes(got, want, 'tagged, after the source restart')
+    check(get_changes(conn, 'my_resume_tag', timeout_ms=500) == [], 'a duplicate of %s' % tagged)
+    drained_until(conn, 'my_resume_tag', '%s:1-13:mytag:1-3' % cases.TAG_UUID)
+    # once more: the whole set is read, nothing comes
+    src.restart()
+    wait_for('a second GTID dump', lambda: len(gtid_dumps(src)) == 2, timeout=60)
+    d2 = gtid_dumps(src)[1]
+    check(d2['gtid_set'] == '%s:1-13:mytag:1-3' % cases.TAG_UUID, 'the second set sent: %s' % short(d2))
+    check(get_changes(conn, 'my_resume_tag', timeout_ms=1500) == [], 'a transaction of the set came again')
+    log('tagged sets sent: %s, then %s; %s delivered once' % (d['gtid_set'], d2['gtid_set'], tagged))
+    drop_source(conn, 'my_resume_tag')
+    src.stop()
+
+
+def case_failover_gtid(conn):
+    common = dict(binlog_row_metadata='MINIMAL', schema=ZALORA_SCHEMA)
+    a = source('fo-a', [ZALORA], server_id=11, hold_transactions=2, **common)
+    # b is behind (its last 4 transactions not written yet), c has them all
+    b = source('fo-b', [renamed(ZALORA, 'b-bin.000003')], server_id=12, hold_transactions=4,
+               server_uuid='bbbbbbbb-0000-4000-8000-000000000012', **common)
+    c = source('fo-c', [renamed(ZALORA, 'c-bin.000042')], server_id=13, hold_transactions=2,
+               server_uuid='cccccccc-0000-4000-8000-000000000013', **common)
+    want = expected(a)
+    visible = want[:7]
+    hosts = ','.join('127.0.0.1:%d' % s.port for s in (a, b, c))
+    create_source(conn, 'my_failover', a, host=hosts)
+    got = collect(conn, 'my_failover', visible)
+    compare_changes(got, visible, 'from host a')
+    check(gtid_dumps(a), 'host a: the host list did not stream by GTID set: %s' % short(a.entries('dump')))
+    log('host a: COM_BINLOG_DUMP_GTID %s' % gtid_dumps(a)[0]['gtid_set'])
+    a.stop()
+    wait_for('a dump on host c', lambda: gtid_dumps(c), timeout=90)
+    d = gtid_dumps(c)[0]
+    check(d['gtid_set'] == '%s:1-20' % ZALORA_UUID, 'host c: the set sent %s' % short(d))
+    check(not b.entries('dump') and not gtid_dumps(b), 'host b (behind) got a dump: %s' % short(gtid_dumps(b)))
+    check(any('gtid_executed' in s for s in b.queries()), 'host b was not asked for its gtid_executed')
+    c.reveal(all_=True)
+    rest = collect(conn, 'my_failover', want[len(visible):])
+    compare_changes(rest, as_file(want[len(visible):], 'c-bin.000042'), 'from host c')
+    check(get_changes(conn, 'my_failover', timeout_ms=500) == [], 'a duplicate after the failover')
+    st = status(conn, 'my_failover')
+    check(st['source_host'] == '127.0.0.1:%d' % c.port, 'status source_host %s' % st['source_host'])
+    check('has not executed GTID %s:19' % ZALORA_UUID in (st['last_error'] or ''),
+          'the status does not say why host b was passed over: %s' % short(st['last_error']))
+    log('host a stopped; host b passed over (has not executed %s:19); host c: COM_BINLOG_DUMP_GTID %s; '
+        '%d changes in all = the binlog' % (ZALORA_UUID, d['gtid_set'], len(got) + len(rest)))
+    drop_source(conn, 'my_failover')
+    for s in (a, b, c):
+        s.stop()

@@ -679,9 +679,9 @@ run_session(worker_ctx *w)
 			source_error(w, &err);
 		if (w->streamed_host != w->host)
 			ereport(LOG,
-					(errmsg("source \"%s\": streaming from host %s (%d of %d) at GTID state \"%.200s%s\"%s",
+					(errmsg("source \"%s\": streaming from host %s (%d of %d) at GTID state \"%s\"%s",
 							w->cfg->server_name, w->cfg->hosts[w->host].label, w->host + 1,
-							w->cfg->nhosts, state, strlen(state) > 200 ? "..." : "",
+							w->cfg->nhosts, state,
 							w->start.skip > 0 ?
 							psprintf(", skipping the first %llu changes of transaction %s",
 									 (unsigned long long) w->start.skip,

@@ -39,7 +39,7 @@ Cases:
   source-checks       missing REPLICATION SLAVE / REPLICATION CLIENT, a
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
-  resume-gtid, resume-gtid-tagged, failover-gtid
+  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
@@ -301,7 +301,9 @@ def case_setup(version):
     r = binlogcat_live(src, start='current')
     ev = [json.loads(x) for x in r.stdout.splitlines() if x]
     check(ev and ev[0].get('fake') and ev[0]['next_file_pos'] == 3331, 'start current: %s' % short(ev))
-    q = src.queries()[nq:]
+    # the source's log is written asynchronously: wait for binlogcat's SET
+    q = wait_for('binlogcat\'s queries in the source\'s log', lambda: (lambda qq: qq if any(
+        'binlog_checksum' in x and x.upper().startswith('SET') for x in qq) else None)(src.queries()[nq:]), 10)
     status_q = [x for x in q if 'STATUS' in x.upper() and x.upper().startswith('SHOW')]
     want = ['SHOW BINARY LOG STATUS'] if is84 else ['SHOW BINARY LOG STATUS', 'SHOW MASTER STATUS']
     check(status_q == want, 'position statements %s, expected %s' % (status_q, want))
@@ -692,6 +694,7 @@ def main(argv):
         ('source-restart', with_pg(lambda c: case_source_restart(conn_box))),
         ('resume-gtid', with_pg(lambda c: gtid_resume.case_resume_gtid(conn_box))),
         ('resume-gtid-tagged', with_pg(lambda c: gtid_resume.case_resume_gtid_tagged(c))),
+        ('payload-gtid', with_pg(lambda c: gtid_resume.case_payload_gtid(conn_box))),
         ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
     ]
     failed = 0

@@ -12,6 +12,12 @@ MySQL test source.  Cases of cases.py:
   resume-gtid-tagged  MySQL 8.4 tagged GTIDs: the set sent is MySQL's tagged
                     encoding ("uuid:1-13:mytag:1-2"), the tagged transaction
                     after it comes once, none of the set comes
+  payload-gtid      TRANSACTION_PAYLOAD (a compressed transaction) in GTID
+                    mode: the real sample with its ANONYMOUS_GTID made a GTID
+                    (nothing else changed but the checksum), streamed live
+                    after a source restart by the set the file's
+                    PREVIOUS_GTIDS gave, and not again after a PostgreSQL
+                    restart (the set then holds it)
   failover-gtid     a host list of three test sources serving the same
                     transactions under other file names and server UUIDs:
                     the streaming host stops, a host that has not executed
@@ -22,10 +28,13 @@ MySQL test source.  Cases of cases.py:
 
 import os
 import shutil
+import struct
 import subprocess
+import uuid
+import zlib
 
 import cases
-from source import SAMPLES
+from source import SAMPLES, sample
 from cases import (CaseFailure, check, collect, compare_changes, create_source, drop_source,  # noqa: F401
                    get_changes, log, q, short, source, status, wait_for)
 
@@ -59,6 +68,37 @@ def renamed(path, name):
     os.makedirs(d, exist_ok=True)
     out = os.path.join(d, name)
     shutil.copyfile(path, out)
+    return out
+
+
+PAYLOAD_UUID = '7a3c0f1e-5b2d-4c8e-9f10-aa55cc33ee77'
+
+
+def anonymous_to_gtid(src_path, name, sid, gno):
+    """The binlog with its ANONYMOUS_GTID events made GTID events sid:gno,
+    gno+1, ... (the same layout: flags, sid, gno; checksums recomputed)."""
+    data = bytearray(open(src_path, 'rb').read())
+    pos = 4
+    crc = False
+    while pos < len(data):
+        size = struct.unpack_from('<I', data, pos + 9)[0]
+        typ = data[pos + 4]
+        if typ == 15:
+            crc = data[pos + size - 5] == 1
+        if typ == 34:
+            data[pos + 4] = 33
+            data[pos + 20:pos + 36] = uuid.UUID(sid).bytes
+            struct.pack_into('<q', data, pos + 36, gno)
+            gno += 1
+            if crc:
+                struct.pack_into('<I', data, pos + size - 4,
+                                 zlib.crc32(bytes(data[pos:pos + size - 4])) & 0xffffffff)
+        pos += size
+    d = os.path.join(cases.TMP, 'rewritten')
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, name)
+    with open(out, 'wb') as f:
+        f.write(data)
     return out
 
 
@@ -185,6 +225,46 @@ def case_resume_gtid_tagged(conn):
     check(get_changes(conn, 'my_resume_tag', timeout_ms=1500) == [], 'a transaction of the set came again')
     log('tagged sets sent: %s, then %s; %s delivered once' % (d['gtid_set'], d2['gtid_set'], tagged))
     drop_source(conn, 'my_resume_tag')
+    src.stop()
+
+
+def case_payload_gtid(conn_box):
+    conn = conn_box[0]
+    f = 'transaction_compression.000001'
+    path = anonymous_to_gtid(sample(f), 'payload-bin.000001', PAYLOAD_UUID, 1)
+    src = source('pg-payload', [path], version='8.0.32', schema=cases.SCHEMAS[f], hold_transactions=1)
+    events = [cases.json.loads(line) for line in cases.binlogcat_offline(src.files)]
+    check(any(e['type'] == 'TRANSACTION_PAYLOAD' for e in events), 'no TRANSACTION_PAYLOAD in %s' % f)
+    gtid_pos = next(e['pos'] for e in events if e['type'] == 'GTID')
+    prev = next(e for e in events if e['type'] == 'PREVIOUS_GTIDS')
+    prev_set = prev.get('gtid_set', prev.get('text'))
+    check(prev_set, 'no set in PREVIOUS_GTIDS: %s' % short(prev))
+    want = expected(src)
+    check(len(want) == 1 and want[0][2] == PAYLOAD_UUID + ':1', 'the rewritten sample: %s' % short(want))
+    create_source(conn, 'my_payload', src)
+    wait_for('the worker to read PREVIOUS_GTIDS',
+             lambda: ((status(conn, 'my_payload') or {}).get('read_pos') or 0) >= gtid_pos)
+    check(not gtid_dumps(src), 'a GTID dump before the set was known')
+    src.restart()
+    wait_for('a GTID dump on the restarted source', lambda: len(gtid_dumps(src)) == 1, timeout=60)
+    d = gtid_dumps(src)[0]
+    check(d['gtid_set'] == prev_set, 'the set sent (the file\'s PREVIOUS_GTIDS %s): %s' % (prev_set, short(d)))
+    src.reveal(all_=True)
+    got = collect(conn, 'my_payload', want)
+    compare_changes(got, want, 'the compressed transaction, live by GTID set')
+    after = prev_set + ',' + PAYLOAD_UUID + ':1'
+    drained_until(conn, 'my_payload', after)
+    conn.close()
+    subprocess.run(['bash', cases.POSTGRES_SH, 'restart', '--mode', 'immediate'], check=True, timeout=120,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    conn = conn_box[0] = wait_for('PostgreSQL', cases._try_pg)
+    wait_for('a GTID dump after the PostgreSQL restart', lambda: len(gtid_dumps(src)) == 2, timeout=60)
+    d2 = gtid_dumps(src)[1]
+    check(d2['gtid_set'].replace('\n', '') == after, 'the set sent after the restart: %s' % short(d2))
+    check(get_changes(conn, 'my_payload', timeout_ms=1500) == [], 'the compressed transaction came again')
+    log('TRANSACTION_PAYLOAD %s: COM_BINLOG_DUMP_GTID with %s, the transaction once; '
+        'after the PostgreSQL restart with %s, nothing' % (PAYLOAD_UUID + ':1', d['gtid_set'], d2['gtid_set']))
+    drop_source(conn, 'my_payload')
     src.stop()
 
 

@@ -39,7 +39,7 @@ Cases:
   source-checks       missing REPLICATION SLAVE / REPLICATION CLIENT, a
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
-  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid
+  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid, failover-order
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
@@ -204,7 +204,8 @@ def case_binlogcat_samples():
             rows = [json.loads(x) for x in lines if '"rows"' in x]
             check(rows and all('@1' not in json.dumps(x['rows']) for x in rows),
                   '%s: column names not taken from information_schema: %s' % (f, short(rows)))
-        dump = src.entries('dump')
+        # the source's log is written asynchronously
+        dump = wait_for('the dump in the source\'s log', lambda: src.entries('dump'), 10)
         check(len(dump) == 1 and dump[0]['flags'] & 1, '%s: expected one non-blocking COM_BINLOG_DUMP, log has %s' % (f, dump))
         log('%s (%s, %s): %d events live = offline: %s' % (f, version, meta, len(lines), dict(types)))
         src.stop()
@@ -696,6 +697,7 @@ def main(argv):
         ('resume-gtid-tagged', with_pg(lambda c: gtid_resume.case_resume_gtid_tagged(c))),
         ('payload-gtid', with_pg(lambda c: gtid_resume.case_payload_gtid(conn_box))),
         ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
+        ('failover-order', with_pg(lambda c: gtid_resume.case_failover_order(conn_box))),
     ]
     failed = 0
     for name, fn in cases:

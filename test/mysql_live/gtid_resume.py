@@ -18,6 +18,12 @@ MySQL test source.  Cases of cases.py:
                     after a source restart by the set the file's
                     PREVIOUS_GTIDS gave, and not again after a PostgreSQL
                     restart (the set then holds it)
+  failover-order    PostgreSQL restarts inside a transaction while the host
+                    that served it is down; the other host's binlog has the
+                    next transaction before it (a replica that committed
+                    them in another order): that one is passed over, the
+                    open one's acknowledged changes are skipped, the passed
+                    over one comes in a new session; nothing lost or repeated
   failover-gtid     a host list of three test sources serving the same
                     transactions under other file names and server UUIDs:
                     the streaming host stops, a host that has not executed
@@ -100,6 +106,43 @@ def anonymous_to_gtid(src_path, name, sid, gno):
     with open(out, 'wb') as f:
         f.write(data)
     return out
+
+
+def swapped(src_path, name, first_gtid, second_gtid):
+    """The binlog with the adjacent transactions first_gtid, second_gtid
+    (GTID event to XID) in the other order: log_pos and checksums
+    rewritten, as a replica that committed them the other way round has it."""
+    data = open(src_path, 'rb').read()
+    events = []
+    pos = 4
+    crc = False
+    while pos < len(data):
+        size = struct.unpack_from('<I', data, pos + 9)[0]
+        if data[pos + 4] == 15:
+            crc = data[pos + size - 5] == 1
+        events.append(bytearray(data[pos:pos + size]))
+        pos += size
+
+    def gtid_of(ev):
+        return '%s:%d' % (uuid.UUID(bytes=bytes(ev[20:36])), struct.unpack_from('<q', ev, 36)[0])
+
+    starts = [i for i, ev in enumerate(events) if ev[4] == 33]
+    a = next(i for i in starts if gtid_of(events[i]) == first_gtid)
+    b = next(i for i in starts if gtid_of(events[i]) == second_gtid)
+    end = next((i for i in starts if i > b), len(events))
+    events = events[:a] + events[b:end] + events[a:b] + events[end:]
+    out = bytearray(data[:4])
+    for ev in events:
+        struct.pack_into('<I', ev, 13, len(out) + len(ev))
+        if crc:
+            struct.pack_into('<I', ev, len(ev) - 4, zlib.crc32(bytes(ev[:-4])) & 0xffffffff)
+        out += ev
+    d = os.path.join(cases.TMP, 'rewritten')
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, name)
+    with open(path, 'wb') as f:
+        f.write(out)
+    return path
 
 
 def as_file(changes, name):
@@ -266,6 +309,49 @@ def case_payload_gtid(conn_box):
         'after the PostgreSQL restart with %s, nothing' % (PAYLOAD_UUID + ':1', d['gtid_set'], d2['gtid_set']))
     drop_source(conn, 'my_payload')
     src.stop()
+
+
+def values(changes):
+    """Changes without their binlog file and position (another host's)."""
+    return [c[2:] for c in changes]
+
+
+def case_failover_order(conn_box):
+    conn = conn_box[0]
+    g19, g20 = '%s:19' % ZALORA_UUID, '%s:20' % ZALORA_UUID
+    common = dict(binlog_row_metadata='MINIMAL', schema=ZALORA_SCHEMA)
+    a = source('fo-order-a', [ZALORA], server_id=21, **common)
+    c = source('fo-order-c', [swapped(ZALORA, 'c-bin.000009', g19, g20)], server_id=23,
+               server_uuid='cccccccc-0000-4000-8000-000000000023', **common)
+    want = expected(a)
+    on_c = expected(c)
+    check([x[2] for x in on_c].index(g20) < [x[2] for x in on_c].index(g19), 'host c does not have :20 first')
+    check(sorted(values(on_c)) == sorted(values(want)), 'host c does not have the same changes')
+    create_source(conn, 'my_fo_order', a, host='127.0.0.1:%d,127.0.0.1:%d' % (a.port, c.port))
+    # the first row of :19 acknowledged, the second taken only
+    got = take(conn, 'my_fo_order', 1)
+    get_changes(conn, 'my_fo_order', max_changes=1, ack=False)
+    st = durable(conn, 'my_fo_order')
+    check(st['gtid'] == g19 and st['skip'] > 0 and st['gtid_state'] == '%s:1-18' % ZALORA_UUID,
+          'durable position not inside %s after %s:1-18: %s' % (g19, ZALORA_UUID, st))
+    a.stop()
+    conn.close()
+    subprocess.run(['bash', cases.POSTGRES_SH, 'restart', '--mode', 'immediate'], check=True, timeout=120,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    conn = conn_box[0] = wait_for('PostgreSQL', cases._try_pg)
+    rest = collect(conn, 'my_fo_order', want[1:], timeout=60)
+    compare_changes(values(rest), values(want[1:]), 'after the restart, from host c')
+    check(all(x[0] == 'c-bin.000009' for x in rest), 'changes not from host c: %s' % short(rest))
+    check(get_changes(conn, 'my_fo_order', timeout_ms=500) == [], 'a duplicate after the failover')
+    d = [x['gtid_set'] for x in gtid_dumps(c)]
+    check(d[:2] == ['%s:1-18' % ZALORA_UUID, '%s:1-19' % ZALORA_UUID],
+          'host c: the sets sent %s (expected the set before :19, then the one after it)' % short(d))
+    drained_until(conn, 'my_fo_order', '%s:1-22' % ZALORA_UUID)
+    log('PostgreSQL restart inside %s (skip %s) with host a down: host c sent %s first (passed over), then '
+        'the rest of %s; a new session at %s got %s again; %d changes = the binlog, once each'
+        % (g19, st['skip'], g20, g19, d[1], g20, len(got) + len(rest)))
+    drop_source(conn, 'my_fo_order')
+    c.stop()
 
 
 def case_failover_gtid(conn):

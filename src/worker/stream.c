@@ -37,8 +37,10 @@
  * MySQL with gtid_mode=ON resumes by GTID set with a single host too, once
  * the set is known (from gtid:SET, or the PREVIOUS_GTIDS of a binlog read
  * from its start): the server sends exactly the transactions not in it,
- * also after its binlog files were renamed or rebuilt.  Until then, and
- * with gtid_mode OFF, it resumes by file:pos.
+ * also after its binlog files were renamed or rebuilt.  Until then, with
+ * gtid_mode OFF, and once the server refused the set because anonymous
+ * transactions follow it (binlogs from before gtid_mode=ON), it resumes by
+ * file:pos.
  *
  * GTID states have no size limit: the next session's start (w->start)
  * keeps its state in the worker's memory context; the durable one is in
@@ -80,6 +82,9 @@ typedef struct worker_ctx
 	int			streamed_host;	/* host of the last streaming session, or -1 */
 	bool		by_gtid;		/* host list: resume by GTID state or set */
 	bool		reconnect_now;	/* the sink asked for a new session */
+	bool		session_by_set; /* this session: COM_BINLOG_DUMP_GTID */
+	bool		by_set_off;		/* MySQL refused the set (anonymous
+								 * transactions after it): file:pos */
 	char	   *row_image_base; /* the row image notice last logged, and */
 	char	   *row_image_full; /* with its warnings (TopMemoryContext) */
 
@@ -668,7 +673,9 @@ run_session(worker_ctx *w)
 	if (!w->have_start)
 		resolve_start(w);
 	/* MySQL with GTIDs: by the set once it is known (a host list: always) */
-	by_set = !info->is_mariadb && info->gtid_mode && w->start.gtid_state != NULL;
+	by_set = !info->is_mariadb && info->gtid_mode && w->start.gtid_state != NULL &&
+		!(w->by_set_off && !w->by_gtid);
+	w->session_by_set = by_set || (w->by_gtid && !info->is_mariadb);
 	if (w->by_gtid)
 	{
 		const char *state = w->start.gtid_state ? w->start.gtid_state : "";
@@ -965,6 +972,21 @@ blpg_worker_main(Datum main_arg)
 			 * A read that SIGTERM cut short (TLS reads report it as an
 			 * error) is the stop, not an error of the source.
 			 */
+			/*
+			 * MySQL refuses a GTID dump that reaches an anonymous transaction
+			 * (binlogs from before gtid_mode=ON): a single host resumes by
+			 * file and position from then on, as before the set was known.
+			 */
+			if (w.session_by_set && w.cfg->nhosts == 1 && !w.by_set_off &&
+				strstr(edata->message, "anonymous transaction") != NULL &&
+				strstr(edata->message, "AUTO_POSITION") != NULL)
+			{
+				w.by_set_off = true;
+				ereport(LOG,
+						(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+						 errmsg("source \"%s\": the binlog has anonymous transactions after the GTID set read; resuming by file and position",
+								w.cfg->server_name)));
+			}
 			if (!should_stop(slot))
 			{
 				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);

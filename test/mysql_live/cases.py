@@ -39,7 +39,8 @@ Cases:
   source-checks       missing REPLICATION SLAVE / REPLICATION CLIENT, a
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
-  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid, failover-order
+  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid, failover-order,
+  resume-anonymous
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
@@ -698,6 +699,7 @@ def main(argv):
         ('payload-gtid', with_pg(lambda c: gtid_resume.case_payload_gtid(conn_box))),
         ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
         ('failover-order', with_pg(lambda c: gtid_resume.case_failover_order(conn_box))),
+        ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
     ]
     failed = 0
     for name, fn in cases:

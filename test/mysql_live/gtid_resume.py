@@ -18,6 +18,10 @@ MySQL test source.  Cases of cases.py:
                     after a source restart by the set the file's
                     PREVIOUS_GTIDS gave, and not again after a PostgreSQL
                     restart (the set then holds it)
+  resume-anonymous  gtid_mode=ON with an anonymous transaction after the set
+                    read (a binlog from before gtid_mode=ON): the server
+                    refuses the GTID dump there, the worker resumes by file
+                    and position; the anonymous and later transactions once
   failover-order    PostgreSQL restarts inside a transaction while the host
                     that served it is down; the other host's binlog has the
                     next transaction before it (a replica that committed
@@ -308,6 +312,62 @@ def case_payload_gtid(conn_box):
     log('TRANSACTION_PAYLOAD %s: COM_BINLOG_DUMP_GTID with %s, the transaction once; '
         'after the PostgreSQL restart with %s, nothing' % (PAYLOAD_UUID + ':1', d['gtid_set'], d2['gtid_set']))
     drop_source(conn, 'my_payload')
+    src.stop()
+
+
+def gtid_to_anonymous(src_path, name, gtid):
+    """The binlog with the GTID event of gtid made an ANONYMOUS_GTID."""
+    data = bytearray(open(src_path, 'rb').read())
+    pos = 4
+    crc = False
+    found = False
+    while pos < len(data):
+        size = struct.unpack_from('<I', data, pos + 9)[0]
+        if data[pos + 4] == 15:
+            crc = data[pos + size - 5] == 1
+        if data[pos + 4] == 33 and '%s:%d' % (uuid.UUID(bytes=bytes(data[pos + 20:pos + 36])),
+                                               struct.unpack_from('<q', data, pos + 36)[0]) == gtid:
+            data[pos + 4] = 34
+            data[pos + 20:pos + 44] = bytes(24)
+            if crc:
+                struct.pack_into('<I', data, pos + size - 4,
+                                 zlib.crc32(bytes(data[pos:pos + size - 4])) & 0xffffffff)
+            found = True
+        pos += size
+    check(found, 'no GTID %s in %s' % (gtid, src_path))
+    d = os.path.join(cases.TMP, 'rewritten')
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, name)
+    with open(out, 'wb') as f:
+        f.write(data)
+    return out
+
+
+def case_resume_anonymous(conn):
+    path = gtid_to_anonymous(ZALORA, 'anon-bin.000001', '%s:21' % ZALORA_UUID)
+    src = source('pg-anon', [path], binlog_row_metadata='MINIMAL', schema=ZALORA_SCHEMA, hold_transactions=2,
+                 gtid_mode='ON')
+    want = expected(src)
+    check([c[2] for c in want[7:]] == [None, None, '%s:22' % ZALORA_UUID], 'the rewritten sample: %s' % short(want))
+    create_source(conn, 'my_anon', src)
+    got = collect(conn, 'my_anon', want[:7])
+    compare_changes(got, want[:7], 'before the anonymous transaction')
+    st = drained_until(conn, 'my_anon', '%s:1-20' % ZALORA_UUID)
+    src.kill_connections()
+    wait_for('a GTID dump after the kill', lambda: gtid_dumps(src), timeout=60)
+    check(gtid_dumps(src)[0]['gtid_set'] == '%s:1-20' % ZALORA_UUID, 'the set sent: %s' % short(gtid_dumps(src)))
+    src.reveal(all_=True)
+    rest = collect(conn, 'my_anon', want[7:], timeout=60)
+    compare_changes(rest, want[7:], 'the anonymous transaction and after')
+    check(get_changes(conn, 'my_anon', timeout_ms=500) == [], 'a duplicate after the fallback')
+    errs = [e for e in src.entries('dump_error') if 'anonymous transaction' in e.get('error', '')]
+    check(errs, 'the source did not refuse the GTID dump at the anonymous transaction')
+    dumps = src.entries('dump')
+    check(len(dumps) == 2 and dumps[-1]['file'] == 'anon-bin.000001' and dumps[-1]['pos'] == st['pos'],
+          'no file:pos dump at the durable position %s:%s after the refusal: %s' % (st['file'], st['pos'], dumps))
+    log('COM_BINLOG_DUMP_GTID %s refused at the anonymous transaction; COM_BINLOG_DUMP at %s:%s; '
+        'the 3 changes after it once' % (gtid_dumps(src)[0]['gtid_set'], dumps[-1]['file'], dumps[-1]['pos']))
+    drop_source(conn, 'my_anon')
     src.stop()
 
 

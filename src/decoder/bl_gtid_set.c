@@ -1,6 +1,7 @@
 /*
  * bl_gtid_set.c
- *	  MySQL GTID sets as text: parse, membership, inclusion (bl_gtid_set.h).
+ *	  MySQL GTID sets as text: parse, membership, inclusion, and MySQL's
+ *	  binary encoding (bl_gtid_set.h).
  *
  * A set is a list of members, one per (uuid, tag), each with its intervals
  * sorted and merged.  Text forms accepted: "uuid:1-5:7", "uuid:1-5:tag:3"
@@ -530,6 +531,87 @@ bl_gtid_set_text(const bl_gtid_set *set, bl_buf *out)
 	return bl_buf_failed(out) ? -1 : 0;
 }
 
+static void
+put_u64(bl_buf *out, uint64_t v)
+{
+	uint8_t		b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t) (v >> (8 * i));
+	bl_buf_append(out, b, sizeof(b));
+}
+
+static int
+hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c - 'A' + 10;
+}
+
+int
+bl_gtid_set_encode(const bl_gtid_set *set, bl_buf *out)
+{
+	bool		tagged = false;
+	uint64_t	n = 0;
+
+	for (int i = 0; i < set->n; i++)
+	{
+		if (set->m[i].niv == 0)
+			continue;
+		n++;
+		if (set->m[i].key[36] == ':')
+			tagged = true;
+	}
+	if (tagged)
+	{
+		uint8_t		head[8];
+
+		head[0] = 1;
+		for (int i = 0; i < 6; i++)
+			head[1 + i] = (uint8_t) (n >> (8 * i));
+		head[7] = 1;
+		bl_buf_append(out, head, sizeof(head));
+	}
+	else
+		put_u64(out, n);
+	for (int i = 0; i < set->n; i++)
+	{
+		const gtid_member *m = &set->m[i];
+		uint8_t		uuid[16];
+		int			k = 0;
+
+		if (m->niv == 0)
+			continue;
+		/* keys are validated "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx[:tag]" */
+		for (int c = 0; c < 36 && k < 16; c++)
+		{
+			if (m->key[c] == '-')
+				continue;
+			uuid[k++] = (uint8_t) (hex_digit(m->key[c]) << 4 | hex_digit(m->key[c + 1]));
+			c++;
+		}
+		bl_buf_append(out, uuid, sizeof(uuid));
+		if (tagged)
+		{
+			size_t		tlen = m->key[36] == ':' ? strlen(m->key + 37) : 0;
+
+			/* a tag has at most 32 bytes: its length fits one varlen byte */
+			bl_buf_putc(out, (char) (uint8_t) (tlen << 1));
+			bl_buf_append(out, m->key + 37, tlen);
+		}
+		put_u64(out, (uint64_t) m->niv);
+		for (int iv = 0; iv < m->niv; iv++)
+		{
+			put_u64(out, m->iv[iv].first);
+			put_u64(out, m->iv[iv].last + 1);
+		}
+	}
+	return bl_buf_failed(out) ? -1 : 0;
+}
+
 bool
 bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b)
 {
@@ -548,6 +630,31 @@ bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b)
 				return false;
 	}
 	return true;
+}
+
+void
+bl_gtid_set_first_missing(const bl_gtid_set *a, const bl_gtid_set *b, bl_buf *out)
+{
+	for (int i = 0; i < a->n; i++)
+	{
+		const gtid_member *ma = &a->m[i];
+		const gtid_member *mb = member_find(b, ma->key);
+
+		for (int k = 0; k < ma->niv; k++)
+		{
+			uint64_t	x = ma->iv[k].first;
+
+			/* b's intervals are sorted and merged: skip those covering x */
+			for (int j = 0; mb && j < mb->niv && x <= ma->iv[k].last; j++)
+				if (mb->iv[j].first <= x && x <= mb->iv[j].last)
+					x = mb->iv[j].last + 1;
+			if (x <= ma->iv[k].last && x >= ma->iv[k].first)
+			{
+				bl_buf_printf(out, "%s:%llu", ma->key, (unsigned long long) x);
+				return;
+			}
+		}
+	}
 }
 
 int

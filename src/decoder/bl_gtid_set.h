@@ -38,11 +38,32 @@ extern int	bl_gtid_set_union(bl_gtid_set *a, const bl_gtid_set *b, bl_error *err
  */
 extern int	bl_gtid_set_text(const bl_gtid_set *set, bl_buf *out);
 
+/*
+ * Append MySQL's binary form of the set to out (the encoding of
+ * PREVIOUS_GTIDS events and of the set a replica sends with
+ * COM_BINLOG_DUMP_GTID): the number of members as 8 bytes, then per member
+ * its 16-byte UUID, the number of intervals as 8 bytes and each interval
+ * as two 8-byte numbers, the first GTID and the one after the last, all
+ * little endian.  A set with a tag takes the tagged form of MySQL 8.3+:
+ * the count is a format byte 1, 6 bytes of count and the format byte
+ * again, and each member's UUID is followed by its tag's length (MySQL's
+ * variable-length integer) and bytes (none: untagged).  -1 when out of
+ * memory.
+ */
+extern int	bl_gtid_set_encode(const bl_gtid_set *set, bl_buf *out);
+
 /* Is the GTID "uuid:n" or "uuid:tag:n" in the set? */
 extern bool bl_gtid_set_contains(const bl_gtid_set *set, const char *gtid);
 
 /* Is every GTID of a also in b? */
 extern bool bl_gtid_set_subset(const bl_gtid_set *a, const bl_gtid_set *b);
+
+/*
+ * Append to out the first GTID of a (by member, then number) that b lacks,
+ * as "uuid:n" or "uuid:tag:n"; nothing when a is within b.  For messages.
+ */
+extern void bl_gtid_set_first_missing(const bl_gtid_set *a, const bl_gtid_set *b,
+									  bl_buf *out);
 
 /* Number of (uuid, tag) members, for tests. */
 extern int	bl_gtid_set_members(const bl_gtid_set *set);

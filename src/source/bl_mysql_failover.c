@@ -1,9 +1,16 @@
 /*
  * bl_mysql_failover.c
- *	  MariaDB GTID positions for following a source across the servers of
- *	  a replication topology (bl_mysql_source.h): whether a server holds
- *	  every transaction of a GTID state, and the GTID state at a binlog
- *	  position.
+ *	  GTID positions for following a source across the servers of a
+ *	  replication topology (bl_mysql_source.h): whether a server holds
+ *	  every transaction of a GTID state (MariaDB) or GTID set (MySQL), the
+ *	  GTID state at a binlog position (MariaDB) and MySQL's purged set.
+ *
+ * A MySQL GTID set names every transaction a replica has, wherever it
+ * came from.  A server can serve a replica at that set if it executed
+ * every GTID of it (else it is behind, or the replica read transactions
+ * this server never had: diverged) and its binlog still holds every
+ * transaction outside the set (@@gtid_purged within the set).  The server
+ * then sends exactly the transactions outside the set (COM_BINLOG_DUMP_GTID).
  *
  * A GTID state ("domain-server-seq" per replication domain, comma
  * separated) is where a replica is, independent of binlog file names.  A
@@ -15,14 +22,93 @@
  * (gtid strict mode), which refuses a state it does not contain.
  */
 #include "bl_mysql_conn.h"
+#include "bl_gtid_set.h"
 #include "bl_gtid_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A MySQL GTID set variable of the server, parsed; NULL with err. */
+static bl_gtid_set *
+server_set(bl_source *src, const char *sql, const char *what, bl_error *err)
+{
+	const bl_source_options *opts = bl_source_get_options(src);
+	char	   *text = NULL;
+	bl_gtid_set *set;
+
+	if (bl_mysql_query_text(bl_source_mysql(src), sql, &text, err) != 0)
+		return NULL;
+	set = bl_gtid_set_parse(text, strlen(text), err);
+	if (set == NULL)
+		bl_error_set(err, BL_ERR_UNSUPPORTED,
+					 "host %s:%u reports an unreadable %s of %zu bytes \"%.200s\"",
+					 opts->host ? opts->host : "localhost", opts->port ? opts->port : 3306,
+					 what, strlen(text), text);
+	free(text);
+	return set;
+}
+
+static int
+check_mysql_set(bl_source *src, const char *state, const char *open_gtid, bl_error *err)
+{
+	const bl_source_options *opts = bl_source_get_options(src);
+	const char *host = opts->host ? opts->host : "localhost";
+	unsigned	port = opts->port ? opts->port : 3306;
+	bl_gtid_set *ours;
+	bl_gtid_set *executed = NULL;
+	bl_gtid_set *purged = NULL;
+	bl_buf		missing;
+	int			rc = 0;
+
+	if (!bl_source_get_info(src)->gtid_mode)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"host %s:%u has gtid_mode OFF: following a MySQL source across hosts needs gtid_mode=ON on every host",
+							host, port);
+	ours = bl_gtid_set_parse(state, strlen(state), err);
+	if (ours == NULL)
+		return -1;
+	bl_buf_init(&missing);
+	if (open_gtid && open_gtid[0] && bl_gtid_set_add(ours, open_gtid, err) != 0)
+		rc = -1;
+	else if ((executed = server_set(src, "SELECT @@global.gtid_executed", "@@gtid_executed", err)) == NULL ||
+			 (purged = server_set(src, "SELECT @@global.gtid_purged", "@@gtid_purged", err)) == NULL)
+		rc = -1;
+	else if (!bl_gtid_set_subset(ours, executed))
+	{
+		bl_gtid_set_first_missing(ours, executed, &missing);
+		bl_buf_putc(&missing, '\0');
+		rc = bl_error_set(err, BL_ERR_UNSUPPORTED,
+						  "host %s:%u has not executed GTID %s, which this source has read: the host is behind, or its history diverged; waiting for a host that has it",
+						  host, port, missing.data ? missing.data : "?");
+	}
+	else if (!bl_gtid_set_subset(purged, ours))
+	{
+		bl_gtid_set_first_missing(purged, ours, &missing);
+		bl_buf_putc(&missing, '\0');
+		rc = bl_error_set(err, BL_ERR_UNSUPPORTED,
+						  "host %s:%u has purged GTID %s from its binlog, but this source has not read it yet; trying another host",
+						  host, port, missing.data ? missing.data : "?");
+	}
+	bl_buf_free(&missing);
+	bl_gtid_set_free(ours);
+	if (executed)
+		bl_gtid_set_free(executed);
+	if (purged)
+		bl_gtid_set_free(purged);
+	return rc;
+}
+
 int
-bl_source_check_gtid_state(bl_source *src, const char *state, bl_error *err)
+bl_source_gtid_purged(bl_source *src, char **out, bl_error *err)
+{
+	*out = NULL;
+	return bl_mysql_query_text(bl_source_mysql(src), "SELECT @@global.gtid_purged", out, err);
+}
+
+int
+bl_source_check_gtid_state(bl_source *src, const char *state, const char *open_gtid,
+						   bl_error *err)
 {
 	MYSQL	   *conn = bl_source_mysql(src);
 	const bl_source_options *opts = bl_source_get_options(src);
@@ -35,11 +121,9 @@ bl_source_check_gtid_state(bl_source *src, const char *state, bl_error *err)
 				ntheirs;
 	int			rc = 0;
 
-	if (!bl_source_get_info(src)->is_mariadb)
-		return bl_error_set(err, BL_ERR_UNSUPPORTED,
-							"host %s:%u is not MariaDB: following a source across hosts needs MariaDB GTIDs",
-							host, port);
 	state = state ? state : "";
+	if (!bl_source_get_info(src)->is_mariadb)
+		return check_mysql_set(src, state, open_gtid, err);
 	if (bl_maria_gtid_list_parse(state, strlen(state), &ours, &nours, err) != 0)
 		return -1;
 	if (bl_mysql_query_text(conn, "SELECT @@global.gtid_binlog_pos", &binlog_pos, err) != 0)

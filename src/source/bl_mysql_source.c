@@ -7,6 +7,8 @@
  */
 #include "bl_mysql_conn.h"
 
+#include "bl_gtid_set.h"
+
 #include <mariadb_rpl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,9 +445,9 @@ setup_session(bl_source *src, const char *gtid, bl_error *err)
 		char	   *q;
 		int			rc;
 
+		/* MySQL: the set goes with COM_BINLOG_DUMP_GTID itself */
 		if (!src->info.is_mariadb)
-			return bl_error_set(err, BL_ERR_UNSUPPORTED,
-								"starting at a MySQL GTID set is not supported by this client library; start at a file:position");
+			return 0;
 		for (const char *p = gtid; *p; p++)
 			if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == ',' || *p == ' '))
 				return bl_error_set(err, BL_ERR_UNSUPPORTED,
@@ -467,15 +469,77 @@ setup_session(bl_source *src, const char *gtid, bl_error *err)
 	return 0;
 }
 
-int
-bl_source_start_dump_at(bl_source *src, bl_decoder *dec, const char *file,
-						uint64_t pos, const char *gtid, bl_error *err)
-{
-	unsigned int flags = src->opts.until_end ? MARIADB_RPL_BINLOG_DUMP_NON_BLOCK : 0;
-	const char *fname = gtid ? "" : file;
+/* COM_BINLOG_DUMP_GTID's command byte and its flag "a GTID set follows" */
+#define BL_COM_BINLOG_DUMP_GTID 0x1e
+#define BL_BINLOG_THROUGH_GTID 0x04
 
-	if (setup_session(src, gtid, err) != 0)
+/*
+ * Send COM_BINLOG_DUMP_GTID with a MySQL GTID set: the server starts in
+ * the newest binlog file whose PREVIOUS_GTIDS the set holds and sends
+ * every transaction not in the set.  Connector/C has no call for it (its
+ * mariadb_rpl_open() sends COM_BINLOG_DUMP only), so the command goes
+ * through the connection's own command function, as mariadb_rpl_open()
+ * sends its command: flags (2 bytes), server_id (4), the file name's
+ * length (4, none: 0), the position (8, 4), the encoded set's length (4)
+ * and the set (bl_gtid_set_encode()).  The reply is the event stream, or
+ * an error packet that the first bl_source_next() reports.
+ */
+static int
+send_dump_gtid(bl_source *src, const char *gtid, uint16_t flags, bl_error *err)
+{
+	bl_gtid_set *set = bl_gtid_set_parse(gtid, strlen(gtid), err);
+	bl_buf		pkt;
+	uint8_t		head[22];
+	size_t		setlen;
+	int			rc;
+
+	if (set == NULL)
 		return -1;
+	bl_buf_init(&pkt);
+	flags |= BL_BINLOG_THROUGH_GTID;
+	memset(head, 0, sizeof(head));
+	head[0] = (uint8_t) flags;
+	head[1] = (uint8_t) (flags >> 8);
+	for (int i = 0; i < 4; i++)
+		head[2 + i] = (uint8_t) (src->opts.server_id >> (8 * i));
+	/* head[6..9]: no file name; head[10..17]: position 4 */
+	head[10] = 4;
+	bl_buf_append(&pkt, head, sizeof(head));
+	if (bl_gtid_set_encode(set, &pkt) != 0 || bl_buf_failed(&pkt))
+	{
+		bl_gtid_set_free(set);
+		bl_buf_free(&pkt);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory for a GTID set of %zu bytes",
+							strlen(gtid));
+	}
+	bl_gtid_set_free(set);
+	setlen = pkt.len - sizeof(head);
+	if (setlen > UINT32_MAX)
+	{
+		bl_buf_free(&pkt);
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the GTID set to start at encodes to %zu bytes, more than a dump command can carry",
+							setlen);
+	}
+	for (int i = 0; i < 4; i++)
+		((uint8_t *) pkt.data)[18 + i] = (uint8_t) (setlen >> (8 * i));
+	rc = src->conn->methods->db_command(src->conn,
+										(enum enum_server_command) BL_COM_BINLOG_DUMP_GTID,
+										pkt.data, pkt.len, 1, NULL);
+	bl_buf_free(&pkt);
+	if (rc != 0)
+		return bl_error_set(err, BL_ERR_IO,
+							"starting the binlog dump at GTID set %.200s%s: %s (MySQL error %u)",
+							gtid, strlen(gtid) > 200 ? "..." : "",
+							mysql_error(src->conn), mysql_errno(src->conn));
+	return 0;
+}
+
+/* COM_BINLOG_DUMP through Connector/C (file:pos, or MariaDB's GTID state) */
+static int
+send_dump(bl_source *src, const char *fname, uint64_t pos, const char *gtid,
+		  unsigned int flags, bl_error *err)
+{
 	src->rpl = mariadb_rpl_init(src->conn);
 	if (src->rpl == NULL)
 		return bl_mysql_fail(src->conn, err, "initialising the replication stream");
@@ -495,6 +559,28 @@ bl_source_start_dump_at(bl_source *src, bl_decoder *dec, const char *file,
 							gtid ? gtid : "", glen > 200 ? "..." : "",
 							mysql_error(src->conn), mysql_errno(src->conn));
 	}
+	return 0;
+}
+
+int
+bl_source_start_dump_at(bl_source *src, bl_decoder *dec, const char *file,
+						uint64_t pos, const char *gtid, bl_error *err)
+{
+	unsigned int flags = src->opts.until_end ? MARIADB_RPL_BINLOG_DUMP_NON_BLOCK : 0;
+	const char *fname = gtid ? "" : file;
+
+	if (setup_session(src, gtid, err) != 0)
+		return -1;
+	if (gtid && !src->info.is_mariadb)
+	{
+		if (!src->info.gtid_mode)
+			return bl_error_set(err, BL_ERR_UNSUPPORTED,
+								"the source's gtid_mode is not ON: a dump cannot start at a MySQL GTID set; start at a file:position, or set gtid_mode=ON on the source");
+		if (send_dump_gtid(src, gtid, (uint16_t) flags, err) != 0)
+			return -1;
+	}
+	else if (send_dump(src, fname, pos, gtid, flags, err) != 0)
+		return -1;
 	if (bl_mysql_copy_name(src->file, sizeof(src->file), fname, strlen(fname),
 						   "binlog file name", err) != 0)
 		return -1;

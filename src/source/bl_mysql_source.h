@@ -83,8 +83,14 @@ extern int	bl_source_function_defaults(bl_source *src, bl_source_default_fn fn, 
  */
 extern int	bl_source_start_dump(bl_source *src, bl_decoder *dec, bl_error *err);
 
-/* Start at an explicit file/position or MariaDB GTID list instead of
- * opts->start (used by the worker when it resumes). */
+/*
+ * Start at an explicit file/position, or at a GTID state, instead of
+ * opts->start (used by the worker when it resumes).  gtid: a MariaDB GTID
+ * list (@slave_connect_state, strict mode), or on MySQL a GTID set, sent
+ * encoded with COM_BINLOG_DUMP_GTID (gtid_mode must be ON): the server
+ * sends every transaction not in the set, from the newest binlog file whose
+ * PREVIOUS_GTIDS the set holds.
+ */
 extern int	bl_source_start_dump_at(bl_source *src, bl_decoder *dec,
 									const char *file, uint64_t pos,
 									const char *gtid, bl_error *err);
@@ -140,21 +146,29 @@ extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
 									  bl_error *err);
 
 /*
- * Following a source across the servers of a MariaDB replication topology
- * (bl_mysql_failover.c), before the dump:
+ * Following a source across the servers of a MariaDB or MySQL replication
+ * topology (bl_mysql_failover.c), before the dump:
  *
- * bl_source_check_gtid_state: does the server's binlog reach a GTID state
- * ("domain-server-seq,...") in every domain, with the same transaction
- * where it is at the same sequence number?  -1 with a message naming the
- * host and the GTIDs if not (behind, or diverged).  Whether the state's
- * transactions themselves are in its binlog the server checks when the
- * dump starts at that state (strict mode).
+ * bl_source_check_gtid_state: MariaDB: does the server's binlog reach a GTID
+ * state ("domain-server-seq,...") in every domain, with the same
+ * transaction where it is at the same sequence number?  Whether the
+ * state's transactions themselves are in its binlog the server checks when
+ * the dump starts at that state (strict mode).  MySQL: has the server
+ * executed every GTID of the set and open_gtid (the transaction a resume
+ * continues, may be NULL), and does its binlog still hold every GTID not
+ * in the set (@@gtid_purged within the set)?  -1 with a message naming the
+ * host and the GTIDs if not (behind, diverged, or purged).
+ *
+ * bl_source_gtid_purged: MySQL's @@gtid_purged (the transactions no binlog
+ * file holds: the GTID set at the start of the oldest file), malloc'd.
  *
  * bl_source_gtid_at: the GTID state at a binlog position
  * (BINLOG_GTID_POS()), of any length, malloc'd into *out (free() it); ""
  * on MySQL or when the server cannot tell.
  */
-extern int	bl_source_check_gtid_state(bl_source *src, const char *state, bl_error *err);
+extern int	bl_source_check_gtid_state(bl_source *src, const char *state,
+									   const char *open_gtid, bl_error *err);
+extern int	bl_source_gtid_purged(bl_source *src, char **out, bl_error *err);
 extern int	bl_source_gtid_at(bl_source *src, const char *file, uint64_t pos,
 							  char **out, bl_error *err);
 

@@ -25,7 +25,10 @@
  * skipped transaction is complete the sink asks for a new session, which
  * starts after it and gets the passed-over transactions again.  Another
  * transaction of its own domain arriving first means the server does not
- * have it: an error, never a skip.
+ * have it: an error, never a skip.  Resuming by MySQL GTID set
+ * (COM_BINLOG_DUMP_GTID) works the same way, without domains: any other
+ * transaction before the open one is passed over (the worker checked that
+ * the server executed the open one before the dump).
  *
  * GTID state (bl_gtid_state.h): the MariaDB state or the MySQL GTID set of
  * the transactions read, of any size, kept as each transaction commits.
@@ -74,6 +77,7 @@ struct blpg_sink
 	/* resuming by GTID: the skip belongs to this transaction */
 	bool		skip_pending;	/* its GTID event not seen yet */
 	char		skip_gtid[BLPG_GTID_LEN];
+	bool		skip_mysql;		/* skip_gtid is a MySQL GTID (no domain) */
 	uint32		skip_domain;
 	bool		deferring;		/* inside a transaction passed over */
 	bool		deferring_standalone;
@@ -199,12 +203,19 @@ blpg_sink_set_skip_gtid(blpg_sink *s, const char *gtid)
 				server;
 	unsigned long long seq;
 
-	if (s->skip == 0 || gtid == NULL ||
-		sscanf(gtid, "%u-%u-%llu", &domain, &server, &seq) != 3)
+	if (s->skip == 0 || gtid == NULL || gtid[0] == '\0')
 		return;					/* the skip applies to the first transaction */
+	if (sscanf(gtid, "%u-%u-%llu", &domain, &server, &seq) == 3)
+	{
+		s->skip_mysql = false;
+		s->skip_domain = domain;
+	}
+	else if (strchr(gtid, ':') != NULL)
+		s->skip_mysql = true;	/* "uuid:n" or "uuid:tag:n" */
+	else
+		return;
 	strlcpy(s->skip_gtid, gtid, sizeof(s->skip_gtid));
 	strlcpy(s->initial.gtid, gtid, sizeof(s->initial.gtid));
-	s->skip_domain = domain;
 	s->skip_pending = true;
 }
 
@@ -705,6 +716,9 @@ deferred_event(blpg_sink *s, const bl_event *ev)
 	switch (ev->type)
 	{
 		case BL_EV_MARIA_GTID:
+		case BL_EV_GTID:
+		case BL_EV_GTID_TAGGED:
+		case BL_EV_ANONYMOUS_GTID:
 			s->deferring = false;	/* a new transaction: not ours to drop */
 			return false;
 		case BL_EV_XID:
@@ -715,6 +729,12 @@ deferred_event(blpg_sink *s, const bl_event *ev)
 			{
 				const bl_str *sql = &ev->u.query.sql;
 
+				/* a MySQL GTID says nothing of BEGIN: a statement without one is DDL */
+				if (sql_is(sql, "BEGIN") || sql_is(sql, "XA START"))
+				{
+					s->deferring_standalone = false;
+					return true;
+				}
 				if (s->deferring_standalone ||
 					sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
 					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
@@ -738,7 +758,12 @@ check_skip_gtid(blpg_sink *s, const bl_event *ev)
 		s->skip_pending = false;
 		return false;
 	}
-	if (ev->u.gtid.domain_id == s->skip_domain)
+	/*
+	 * MariaDB: the domain's next transaction must be it.  MySQL has no
+	 * domains (a replica may commit one server's transactions out of
+	 * order): the host was checked to have executed it, so it comes.
+	 */
+	if (!s->skip_mysql && ev->u.gtid.domain_id == s->skip_domain)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("source \"%s\", host %s: transaction %s, of which %llu changes were already delivered, is not in this server's binlog: it has %s next in that domain",
@@ -747,7 +772,8 @@ check_skip_gtid(blpg_sink *s, const bl_event *ev)
 				 errdetail("The transaction was lost when the server it was read from failed (it had not reached this server), or this server has diverged."),
 				 errhint("Nothing was skipped: the worker keeps trying the hosts of the list. If the transaction is lost for good, reset the source's position (binlog_fdw.reset()) and take a new snapshot.")));
 	s->deferring = true;
-	s->deferring_standalone = ev->u.gtid.standalone;
+	/* until its BEGIN (MariaDB: the GTID's flag says whether one comes) */
+	s->deferring_standalone = s->skip_mysql ? true : ev->u.gtid.standalone;
 	s->deferred_any = true;
 	return true;
 }
@@ -759,7 +785,8 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 
 	if (deferred_event(s, ev))
 		return true;
-	if (ev->type == BL_EV_MARIA_GTID && s->skip_pending && check_skip_gtid(s, ev))
+	if ((ev->type == BL_EV_MARIA_GTID || ev->type == BL_EV_GTID ||
+		 ev->type == BL_EV_GTID_TAGGED) && s->skip_pending && check_skip_gtid(s, ev))
 		return true;
 
 	switch (ev->type)

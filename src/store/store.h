@@ -427,9 +427,11 @@ extern blpg_sink *blpg_sink_create(blpg_slot *slot, blpg_filter *filter,
 								   const char *gtid_state);
 
 /*
- * Resuming by MariaDB GTID state: the skip belongs to the transaction of
- * this GTID ("d-s-n"), the first of its domain after the state; other
- * domains' transactions before it are passed over, and
+ * Resuming by GTID state: the skip belongs to the transaction of this GTID
+ * (MariaDB "d-s-n", the first of its domain after the state; MySQL
+ * "uuid:n" / "uuid:tag:n", the first not in the set); other transactions
+ * before it (other domains', or MySQL ones a replica committed in another
+ * order) are passed over, and
  * blpg_sink_restart_wanted() turns true once it is complete (a new session
  * at the position after it gets them).  While blpg_sink_skip_pending(),
  * that transaction was not seen yet.

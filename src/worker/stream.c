@@ -26,12 +26,21 @@
  * After a lost stream the next round starts with the host that was
  * streaming; a round in which every host failed waits with the growing
  * delay.  File names and positions differ between servers, so with a host
- * list every session resumes by MariaDB GTID state (@slave_connect_state,
- * strict mode), never by file:pos; the changes of an open transaction
- * already put are skipped in the transaction of that GTID (see src/store/sink.c).
- * MySQL sources with a host list are refused: the client library cannot
- * start a dump at a GTID set (their sets are kept in the position all the
- * same, see sink.c).
+ * list every session resumes by GTID state, never by file:pos: MariaDB's
+ * (@slave_connect_state, strict mode) or MySQL's GTID set
+ * (COM_BINLOG_DUMP_GTID, after checking that the host executed the set and
+ * the open transaction and purged nothing outside the set); the changes of
+ * an open transaction already put are skipped in the transaction of that
+ * GTID (see src/store/sink.c).  A MySQL host list starts at earliest (the
+ * set @@gtid_purged), current (Executed_Gtid_Set) or gtid:SET.
+ *
+ * MySQL with gtid_mode=ON resumes by GTID set with a single host too, once
+ * the set is known (from gtid:SET, or the PREVIOUS_GTIDS of a binlog read
+ * from its start): the server sends exactly the transactions not in it,
+ * also after its binlog files were renamed or rebuilt.  Until then, with
+ * gtid_mode OFF, and once the server refused the set because anonymous
+ * transactions follow it (binlogs from before gtid_mode=ON), it resumes by
+ * file:pos.
  *
  * GTID states have no size limit: the next session's start (w->start)
  * keeps its state in the worker's memory context; the durable one is in
@@ -71,8 +80,11 @@ typedef struct worker_ctx
 	int			host;			/* cfg->hosts index of the session's host */
 	int			tried;			/* hosts failed since the last nap */
 	int			streamed_host;	/* host of the last streaming session, or -1 */
-	bool		by_gtid;		/* host list: resume by MariaDB GTID state */
+	bool		by_gtid;		/* host list: resume by GTID state or set */
 	bool		reconnect_now;	/* the sink asked for a new session */
+	bool		session_by_set; /* this session: COM_BINLOG_DUMP_GTID */
+	bool		by_set_off;		/* MySQL refused the set (anonymous
+								 * transactions after it): file:pos */
 	char	   *row_image_base; /* the row image notice last logged, and */
 	char	   *row_image_full; /* with its warnings (TopMemoryContext) */
 
@@ -312,9 +324,10 @@ resolve_start(worker_ctx *w)
 		/*
 		 * MySQL's Executed_Gtid_Set is not read together with the position
 		 * (a commit may come between): the set stays unknown until the
-		 * next binlog's PREVIOUS_GTIDS (sink.c) rather than be wrong.
+		 * next binlog's PREVIOUS_GTIDS (sink.c) rather than be wrong.  A
+		 * host list streams by the set alone: the set is the start.
 		 */
-		if (bl_source_get_info(w->src)->is_mariadb)
+		if (bl_source_get_info(w->src)->is_mariadb || w->by_gtid)
 			pos.gtid_state = pstrdup(gtid);
 		free(gtid);
 	}
@@ -323,6 +336,16 @@ resolve_start(worker_ctx *w)
 		if (bl_source_first_file(w->src, pos.file, sizeof(pos.file), &err) != 0)
 			source_error(w, &err);
 		pos.pos = 4;
+		/* MySQL host list: what no binlog holds, the set before the oldest file */
+		if (w->by_gtid && !bl_source_get_info(w->src)->is_mariadb)
+		{
+			char	   *purged = NULL;
+
+			if (bl_source_gtid_purged(w->src, &purged, &err) != 0)
+				source_error(w, &err);
+			pos.gtid_state = pstrdup(purged);
+			free(purged);
+		}
 	}
 	else if (strncmp(start, "time:", 5) == 0)
 	{
@@ -376,6 +399,14 @@ resolve_start(worker_ctx *w)
 		pos.pos = strtoull(colon + 1, NULL, 10);
 	}
 	/* a host list resumes by GTID state: the one at a file:pos start */
+	if (w->by_gtid && !blpg_position_has_state(&pos) && !bl_source_get_info(w->src)->is_mariadb)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source \"%s\": a MySQL source with several hosts cannot start at \"%s\"",
+						w->slot->server_name, start),
+				 errdetail("With several hosts the worker follows the source by GTID set, and MySQL does not tell the GTID set at a binlog position."),
+				 errhint("Start at earliest, current or gtid:SET: ALTER SERVER %s OPTIONS (SET start 'gtid:...'), then binlog_fdw.reset() and binlog_fdw.start().",
+						 quote_identifier(w->slot->server_name))));
 	if (w->by_gtid && !blpg_position_has_state(&pos) && pos.file[0] != '\0')
 	{
 		char	   *state = NULL;
@@ -595,6 +626,7 @@ run_session(worker_ctx *w)
 	MemoryContext event_cxt;
 	MemoryContext old;
 	bool		stop = false;
+	bool		by_set;
 
 	memset(&err, 0, sizeof(err));
 	set_state(slot, BLPG_STATE_CONNECTING);
@@ -617,15 +649,15 @@ run_session(worker_ctx *w)
 		source_error(w, &err);
 	}
 	row_image_notice(w, info);
-	if (w->by_gtid && !info->is_mariadb)
+	if (w->by_gtid && !info->is_mariadb && !info->gtid_mode)
 	{
 		set_state(slot, BLPG_STATE_ERROR);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("source \"%s\": host lists need MariaDB GTIDs, but host %s is %s",
+				 errmsg("source \"%s\": host lists need GTIDs, but host %s (%s) has gtid_mode OFF",
 						w->cfg->server_name, w->cfg->hosts[w->host].label, info->version),
-				 errdetail("With several hosts the worker follows the source from server to server by MariaDB GTID state; the client library cannot start a MySQL dump at a GTID set."),
-				 errhint("Give the source a single host: ALTER SERVER %s OPTIONS (SET host '...').",
+				 errdetail("With several hosts the worker follows the source from server to server by GTID set; binlog file names and positions differ between servers."),
+				 errhint("Set gtid_mode=ON (and enforce_gtid_consistency=ON) on every MySQL host, or give the source a single host: ALTER SERVER %s OPTIONS (SET host '...').",
 						 quote_identifier(w->cfg->server_name))));
 	}
 	w->schema = bl_schema_cache_create(&w->sopts, &err);
@@ -640,12 +672,17 @@ run_session(worker_ctx *w)
 
 	if (!w->have_start)
 		resolve_start(w);
+	/* MySQL with GTIDs: by the set once it is known (a host list: always) */
+	by_set = !info->is_mariadb && info->gtid_mode && w->start.gtid_state != NULL &&
+		!(w->by_set_off && !w->by_gtid);
+	w->session_by_set = by_set || (w->by_gtid && !info->is_mariadb);
 	if (w->by_gtid)
 	{
 		const char *state = w->start.gtid_state ? w->start.gtid_state : "";
 
-		/* this host must have every transaction of our state */
-		if (bl_source_check_gtid_state(w->src, state, &err) != 0)
+		/* this host must have every transaction of our state (and the open one) */
+		if (bl_source_check_gtid_state(w->src, state,
+									   w->start.skip > 0 ? w->start.gtid : NULL, &err) != 0)
 			source_error(w, &err);
 		if (w->streamed_host != w->host)
 			ereport(LOG,
@@ -659,6 +696,11 @@ run_session(worker_ctx *w)
 		if (bl_source_start_dump_at(w->src, w->dec, "", 4, state, &err) != 0)
 			source_error(w, &err);
 	}
+	else if (by_set)
+	{
+		if (bl_source_start_dump_at(w->src, w->dec, "", 4, w->start.gtid_state, &err) != 0)
+			source_error(w, &err);
+	}
 	else if (bl_source_start_dump_at(w->src, w->dec, w->start.file, w->start.pos,
 									 w->start.file[0] ? NULL :
 									 (w->start.gtid_state ? w->start.gtid_state : ""),
@@ -666,7 +708,7 @@ run_session(worker_ctx *w)
 		source_error(w, &err);
 	w->sink = blpg_sink_create(slot, w->filter, w->start.file, w->start.pos,
 							   w->start.skip, w->start.gtid_state);
-	if (w->by_gtid)
+	if (w->by_gtid || by_set)
 		blpg_sink_set_skip_gtid(w->sink, w->start.gtid);
 	set_state(slot, BLPG_STATE_STREAMING);
 
@@ -930,6 +972,21 @@ blpg_worker_main(Datum main_arg)
 			 * A read that SIGTERM cut short (TLS reads report it as an
 			 * error) is the stop, not an error of the source.
 			 */
+			/*
+			 * MySQL refuses a GTID dump that reaches an anonymous transaction
+			 * (binlogs from before gtid_mode=ON): a single host resumes by
+			 * file and position from then on, as before the set was known.
+			 */
+			if (w.session_by_set && w.cfg->nhosts == 1 && !w.by_set_off &&
+				strstr(edata->message, "anonymous transaction") != NULL &&
+				strstr(edata->message, "AUTO_POSITION") != NULL)
+			{
+				w.by_set_off = true;
+				ereport(LOG,
+						(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+						 errmsg("source \"%s\": the binlog has anonymous transactions after the GTID set read; resuming by file and position",
+								w.cfg->server_name)));
+			}
 			if (!should_stop(slot))
 			{
 				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);

@@ -39,6 +39,11 @@ Cases:
   source-checks       missing REPLICATION SLAVE / REPLICATION CLIENT, a
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
+  resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid, failover-order,
+  resume-anonymous
+                      resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
+                      PostgreSQL restart, a source restart, and on another
+                      host of a host list: see gtid_resume.py
 """
 
 import collections
@@ -200,7 +205,8 @@ def case_binlogcat_samples():
             rows = [json.loads(x) for x in lines if '"rows"' in x]
             check(rows and all('@1' not in json.dumps(x['rows']) for x in rows),
                   '%s: column names not taken from information_schema: %s' % (f, short(rows)))
-        dump = src.entries('dump')
+        # the source's log is written asynchronously
+        dump = wait_for('the dump in the source\'s log', lambda: src.entries('dump'), 10)
         check(len(dump) == 1 and dump[0]['flags'] & 1, '%s: expected one non-blocking COM_BINLOG_DUMP, log has %s' % (f, dump))
         log('%s (%s, %s): %d events live = offline: %s' % (f, version, meta, len(lines), dict(types)))
         src.stop()
@@ -297,7 +303,9 @@ def case_setup(version):
     r = binlogcat_live(src, start='current')
     ev = [json.loads(x) for x in r.stdout.splitlines() if x]
     check(ev and ev[0].get('fake') and ev[0]['next_file_pos'] == 3331, 'start current: %s' % short(ev))
-    q = src.queries()[nq:]
+    # the source's log is written asynchronously: wait for binlogcat's SET
+    q = wait_for('binlogcat\'s queries in the source\'s log', lambda: (lambda qq: qq if any(
+        'binlog_checksum' in x and x.upper().startswith('SET') for x in qq) else None)(src.queries()[nq:]), 10)
     status_q = [x for x in q if 'STATUS' in x.upper() and x.upper().startswith('SHOW')]
     want = ['SHOW BINARY LOG STATUS'] if is84 else ['SHOW BINARY LOG STATUS', 'SHOW MASTER STATUS']
     check(status_q == want, 'position statements %s, expected %s' % (status_q, want))
@@ -611,18 +619,23 @@ def case_source_live(conn):
         status(conn, 'my_live')), timeout=15)
     check(st['state'] == 'streaming', 'state %s while idle' % st['state'])
     check(get_changes(conn, 'my_live', timeout_ms=1500) == [], 'a held transaction was delivered')
-    hb = [e for e in src.entries('dump')]
+    def all_dumps():
+        return [e for e in src.entries() if e.get('event') in ('dump', 'dump_gtid')]
+    hb = all_dumps()
     src.reveal()
     got += collect(conn, 'my_live', groups[1])
     src.kill_connections()
-    wait_for('a new dump after the kill', lambda: len(src.entries('dump')) > len(hb))
+    wait_for('a new dump after the kill', lambda: len(all_dumps()) > len(hb))
     src.reveal()
     got += collect(conn, 'my_live', groups[2])
     compare_changes(got, want, 'live, with a kill in between')
     check(get_changes(conn, 'my_live', timeout_ms=500) == [], 'a duplicate after the reconnect')
-    dumps = src.entries('dump')
-    log('dumps: %s' % [(d['file'], d['pos']) for d in dumps])
-    check(len(dumps) >= 2 and dumps[-1]['pos'] > 4, 'the reconnect did not resume at a position: %s' % dumps)
+    dumps = all_dumps()
+    log('dumps: %s' % [(d['event'], d['file'], d['pos'], d.get('gtid_set')) for d in dumps])
+    # gtid_mode ON and the set known from PREVIOUS_GTIDS: the reconnect goes by the set read
+    check(len(dumps) >= 2 and dumps[0]['event'] == 'dump' and dumps[-1]['event'] == 'dump_gtid' and
+          dumps[-1]['gtid_set'] == ENUM_UUID + ':1-4',
+          'the reconnect did not resume at the GTID set read (%s:1-4): %s' % (ENUM_UUID, dumps))
     drop_source(conn, 'my_live')
     src.stop()
 
@@ -652,6 +665,10 @@ def case_source_checks(conn):
 
 
 def main(argv):
+    # gtid_resume's cases use this module's helpers (and its SOURCES)
+    sys.modules.setdefault('cases', sys.modules[__name__])
+    import gtid_resume
+    globals()['gtid_resume'] = gtid_resume
     only = set(argv)
     certs = make_certs(os.path.join(TMP, 'certs'))
     conn_box = [None]
@@ -677,6 +694,12 @@ def main(argv):
         ('source-live', with_pg(case_source_live)),
         ('source-checks', with_pg(case_source_checks)),
         ('source-restart', with_pg(lambda c: case_source_restart(conn_box))),
+        ('resume-gtid', with_pg(lambda c: gtid_resume.case_resume_gtid(conn_box))),
+        ('resume-gtid-tagged', with_pg(lambda c: gtid_resume.case_resume_gtid_tagged(c))),
+        ('payload-gtid', with_pg(lambda c: gtid_resume.case_payload_gtid(conn_box))),
+        ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
+        ('failover-order', with_pg(lambda c: gtid_resume.case_failover_order(conn_box))),
+        ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
     ]
     failed = 0
     for name, fn in cases:

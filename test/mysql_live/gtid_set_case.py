@@ -181,12 +181,18 @@ def main():
         got += collect(conn, 'my_gtidset', want[len(got):])
         compare_changes(got, want, 'across the restart')
         check(get_changes(conn, 'my_gtidset', timeout_ms=500) == [], 'a duplicate after the restart')
+        # the restart resumed by the whole set: COM_BINLOG_DUMP_GTID, decoded by the source
+        dumps = src.entries('dump_gtid')
+        check(dumps and parse_set(dumps[-1]['gtid_set']) == parse_set(durable),
+              'after the restart: no COM_BINLOG_DUMP_GTID with the durable set (%d bytes): %s'
+              % (len(durable), short([(d['file'], d['pos'], len(d['gtid_set'])) for d in dumps])))
         st, ex = wait_for('status.gtid_state to be @@gtid_executed after the restart',
                           state_is_executed, 30)
         check(ENUM_UUID + ':1-5' in st['gtid_state'], 'the revealed GTIDs are not in the state: %s'
               % short(st['gtid_state'][-200:]))
-        log('after the restart: %d row changes = the file, GTID state of %d bytes = @@gtid_executed'
-            % (len(got), len(st['gtid_state'])))
+        log('after the restart: COM_BINLOG_DUMP_GTID with the set of %d UUIDs; %d row changes = the file, '
+            'GTID state of %d bytes = @@gtid_executed' % (len(parse_set(dumps[-1]['gtid_set'])), len(got),
+                                                         len(st['gtid_state'])))
         drop_source(conn, 'my_gtidset')
     finally:
         src.stop()

@@ -1,8 +1,9 @@
 /*
  * test_gtid_set.c
  *	  Unit tests of MySQL GTID sets (src/decoder/bl_gtid_set.c): parsing,
- *	  membership, inclusion, adding GTIDs, union and text, also with 1,000
- *	  source UUIDs with gaps (a set of more than 100 kB).
+ *	  membership, inclusion, adding GTIDs, union, text and MySQL's binary
+ *	  encoding (untagged and tagged, byte for byte), also with 1,000 source
+ *	  UUIDs with gaps (a set of more than 100 kB).
  */
 #include "bl_test.h"
 #include "bl_gtid_set.h"
@@ -116,6 +117,65 @@ big_set_text(void)
 	return b.data;
 }
 
+static uint64_t
+le64(const uint8_t *p)
+{
+	uint64_t	v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * The text of an encoded set, read back independently of the encoder
+ * (untagged form only: 8-byte count, uuid, interval count, [start, end)).
+ */
+static char *
+decode_untagged(const uint8_t *p, size_t len)
+{
+	bl_buf		b;
+	size_t		off = 8;
+	uint64_t	n;
+
+	bl_buf_init(&b);
+	if (len < 8)
+		return NULL;
+	n = le64(p);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	niv;
+
+		if (off + 24 > len)
+			return NULL;
+		bl_buf_printf(&b, "%s", i ? "," : "");
+		for (int k = 0; k < 16; k++)
+			bl_buf_printf(&b, "%s%02x", (k == 4 || k == 6 || k == 8 || k == 10) ? "-" : "",
+						  p[off + (size_t) k]);
+		niv = le64(p + off + 16);
+		off += 24;
+		for (uint64_t k = 0; k < niv; k++)
+		{
+			uint64_t	a,
+						e;
+
+			if (off + 16 > len)
+				return NULL;
+			a = le64(p + off);
+			e = le64(p + off + 8);
+			off += 16;
+			if (e == a + 1)
+				bl_buf_printf(&b, ":%llu", (unsigned long long) a);
+			else
+				bl_buf_printf(&b, ":%llu-%llu", (unsigned long long) a, (unsigned long long) e - 1);
+		}
+	}
+	if (off != len)
+		return NULL;
+	bl_buf_putc(&b, '\0');
+	return b.data;
+}
+
 int
 main(void)
 {
@@ -175,6 +235,17 @@ main(void)
 		/* adjacent intervals merge: 1-4 and 5-10 cover 1-10 */
 		BL_CHECK(bl_gtid_set_subset(a, b));
 		BL_CHECK(!bl_gtid_set_subset(b, a));
+		{
+			bl_buf		m;
+
+			bl_buf_init(&m);
+			bl_gtid_set_first_missing(a, b, &m);
+			BL_CHECK_INT(m.len, 0);
+			bl_gtid_set_first_missing(b, a, &m);
+			bl_buf_putc(&m, '\0');
+			BL_CHECK_STR(m.data, "3e11fa47-71ca-11e1-9e33-c80aa9429562:12");
+			bl_buf_free(&m);
+		}
 	}
 	bl_gtid_set_free(a);
 	bl_gtid_set_free(b);
@@ -274,6 +345,55 @@ main(void)
 	bl_gtid_set_free(b);
 	BL_TEST_END();
 
+	BL_TEST_BEGIN("gtid-set-encode");
+	{
+		/* MySQL's Gtid_set::encode of "U1:1-5:7" and of the tagged set */
+		static const uint8_t untagged[] = {
+			1, 0, 0, 0, 0, 0, 0, 0,
+			0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1,
+			0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62,
+			2, 0, 0, 0, 0, 0, 0, 0,
+			1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0,
+			7, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0,
+		};
+		static const uint8_t tagged[] = {
+			1, 2, 0, 0, 0, 0, 0, 1,
+			0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1,
+			0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62,
+			0,					/* no tag */
+			1, 0, 0, 0, 0, 0, 0, 0,
+			1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
+			0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1,
+			0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62,
+			4 << 1, 'b', 'l', 'u', 'e',	/* varlen length 4 */
+			1, 0, 0, 0, 0, 0, 0, 0,
+			5, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+		};
+		bl_buf		out;
+
+		bl_buf_init(&out);
+		a = parse(U1 ":1-5:7");
+		BL_CHECK(a && bl_gtid_set_encode(a, &out) == 0);
+		BL_CHECK_INT(out.len, sizeof(untagged));
+		BL_CHECK(out.len == sizeof(untagged) && memcmp(out.data, untagged, out.len) == 0);
+		bl_gtid_set_free(a);
+		bl_buf_reset(&out);
+		/* a tag anywhere: the tagged form for every member */
+		a = parse(U1 ":1-3:BLUE:5-9223372036854775806");
+		BL_CHECK(a && bl_gtid_set_encode(a, &out) == 0);
+		BL_CHECK_INT(out.len, sizeof(tagged));
+		BL_CHECK(out.len == sizeof(tagged) && memcmp(out.data, tagged, out.len) == 0);
+		bl_gtid_set_free(a);
+		bl_buf_reset(&out);
+		/* the empty set: a count of 0 */
+		a = parse("");
+		BL_CHECK(a && bl_gtid_set_encode(a, &out) == 0);
+		BL_CHECK(out.len == 8 && le64((const uint8_t *) out.data) == 0);
+		bl_gtid_set_free(a);
+		bl_buf_free(&out);
+	}
+	BL_TEST_END();
+
 	BL_TEST_BEGIN("gtid-set-1000-uuids");
 	{
 		char	   *text = big_set_text();
@@ -291,6 +411,18 @@ main(void)
 		BL_CHECK(a && bl_gtid_set_members(a) == NUUIDS);
 		/* the text of the parsed set is the text */
 		BL_CHECK(a && text_of(a) && strcmp(text_of(a), text) == 0);
+		/* encoded (the set COM_BINLOG_DUMP_GTID sends) and read back */
+		{
+			bl_buf		enc;
+			char	   *back;
+
+			bl_buf_init(&enc);
+			BL_CHECK(a && bl_gtid_set_encode(a, &enc) == 0);
+			back = decode_untagged((const uint8_t *) enc.data, enc.len);
+			BL_CHECK(back != NULL && strcmp(back, text) == 0);
+			free(back);
+			bl_buf_free(&enc);
+		}
 
 		/* every GTID of the set, in a shuffled order */
 		gtids = malloc(sizeof(char *) * NUUIDS * 64);

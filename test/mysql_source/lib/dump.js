@@ -260,7 +260,10 @@ class Dump {
       const check = () => {
         if (this.stopped) return finish(this.stopped);
         if (this.wire.closed) return finish(fatal('connection closed'));
-        if (this.server.visibleSize(file) > pos || this.server.files[this.server.files.length - 1] !== file) return finish();
+        // more of this file, or it is whole and a newer one follows (a
+        // file with held transactions may be followed by one: wait then)
+        const size = this.server.visibleSize(file);
+        if (size > pos || (size >= file.size && this.server.files[this.server.files.length - 1] !== file)) return finish();
         return undefined;
       };
       this.wake = check;

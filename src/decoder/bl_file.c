@@ -11,6 +11,7 @@
 #include "bl_cursor.h"
 #include "bl_event_types.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -279,4 +280,58 @@ bl_file_sibling(const char *sibling, const char *name, size_t name_len,
 	int			dirlen = slash ? (int) (slash - sibling) + 1 : 0;
 
 	snprintf(out, outlen, "%.*s%.*s", dirlen, sibling, (int) name_len, name);
+}
+
+/*
+ * Whether the directory of `sibling` holds a binlog file that comes after
+ * `name` (the same base name with a greater number): the sign that a file
+ * between them is missing rather than `name` not written yet.  Sets
+ * later_name to the first such file found.
+ */
+bool
+bl_file_later_sibling(const char *sibling, const char *name, char *later_name,
+					  size_t later_len)
+{
+	const char *dot = strrchr(name, '.');
+	const char *slash = strrchr(sibling, '/');
+	char		dir[4096];
+	size_t		base_len;
+	unsigned long long num;
+	char	   *end;
+	DIR		   *d;
+	struct dirent *de;
+	bool		found = false;
+
+	if (dot == NULL || dot[1] == '\0')
+		return false;
+	num = strtoull(dot + 1, &end, 10);
+	if (*end != '\0')
+		return false;
+	base_len = (size_t) (dot - name) + 1;
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == sibling)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int) (slash - sibling), sibling);
+	d = opendir(dir);
+	if (d == NULL)
+		return false;
+	while (!found && (de = readdir(d)) != NULL)
+	{
+		const char *digits = de->d_name + base_len;
+		unsigned long long n;
+
+		if (strncmp(de->d_name, name, base_len) != 0 ||
+			*digits < '0' || *digits > '9')
+			continue;
+		n = strtoull(digits, &end, 10);
+		if (*end == '\0' && n > num)
+		{
+			snprintf(later_name, later_len, "%s", de->d_name);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
 }

@@ -68,4 +68,14 @@ extern void bl_file_close(bl_file *f);
 extern void bl_file_sibling(const char *sibling, const char *name, size_t name_len,
 							char *out, size_t outlen);
 
+/*
+ * Whether the directory of `sibling` holds a file that comes after binlog
+ * file `name` in its series (the same base name, a greater number after
+ * the last '.'): when a ROTATE's next file is missing, the sign that files
+ * are missing from the series rather than not written yet.  Sets
+ * later_name to one such file.
+ */
+extern bool bl_file_later_sibling(const char *sibling, const char *name,
+								  char *later_name, size_t later_len);
+
 #endif							/* BL_FILE_H */

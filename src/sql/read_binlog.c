@@ -30,6 +30,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include <errno.h>
 #include <sys/stat.h>
 
 PG_FUNCTION_INFO_V1(binlog_fdw_read_binlog);
@@ -217,9 +218,10 @@ emit_event(read_state *st, bl_event *ev, bl_error *err)
 	MemoryContextReset(st->row_cxt);
 }
 
-/* Decode one file; returns the file named by its last real ROTATE. */
+/* Decode one file; returns the file named by its last real ROTATE (and
+ * that event's position in *rotate_pos). */
 static char *
-read_one_file(read_state *st, const char *path)
+read_one_file(read_state *st, const char *path, uint64 *rotate_pos)
 {
 	const uint8_t *data;
 	size_t		len;
@@ -256,7 +258,10 @@ read_one_file(read_state *st, const char *path)
 			check_decode(st, rc, &err);
 		}
 		else if (ev.type == BL_EV_ROTATE && !ev.u.rotate.fake)
+		{
 			rotate_to = pnstrdup(ev.u.rotate.file.ptr, ev.u.rotate.file.len);
+			*rotate_pos = pos;
+		}
 	}
 	check_decode(st, rc, &err);
 	bl_file_close(&st->file);
@@ -309,18 +314,42 @@ binlog_fdw_read_binlog(PG_FUNCTION_ARGS)
 
 	while (path)
 	{
-		char	   *next = read_one_file(st, path);
+		uint64		rotate_pos = 0;
+		char	   *next = read_one_file(st, path, &rotate_pos);
+		char		sibling[MAXPGPATH];
+		char		later[MAXPGPATH];
+		struct stat stbuf;
 
 		path = NULL;
-		if (follow && next && strchr(next, '/') == NULL && hops++ < 100000)
+		if (!follow || next == NULL)
+			break;
+		/* a ROTATE to a file that is not there is never passed over silently */
+		if (strchr(next, '/') != NULL ||
+			strcmp(next, ".") == 0 || strcmp(next, "..") == 0 ||
+			strcmp(next, st->file.name) == 0 || ++hops > 100000)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ROTATE names \"%s\" as the next binlog file, which cannot be followed", next),
+					 errdetail("The ROTATE event is at position %llu of binlog file \"%s\"; the next file must be another file of the same directory.",
+							   (unsigned long long) rotate_pos, st->file.name),
+					 errhint("Read the files one by one, without follow_rotate.")));
+		bl_file_sibling(st->file.path, next, strlen(next), sibling, sizeof(sibling));
+		if (stat(sibling, &stbuf) == 0 || errno != ENOENT)
 		{
-			char		sibling[MAXPGPATH];
-			struct stat stbuf;
-
-			bl_file_sibling(st->file.path, next, strlen(next), sibling, sizeof(sibling));
-			if (stat(sibling, &stbuf) == 0)
-				path = pstrdup(sibling);
+			path = pstrdup(sibling);	/* opening it reports any problem */
+			continue;
 		}
+		if (bl_file_later_sibling(st->file.path, next, later, sizeof(later)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FILE),
+					 errmsg("binlog file \"%s\" is missing", next),
+					 errdetail("The ROTATE event at position %llu of binlog file \"%s\" names it as the next file, and the later file \"%s\" exists: the files between are missing.",
+							   (unsigned long long) rotate_pos, st->file.name, later),
+					 errhint("Read the files that exist one by one, without follow_rotate.")));
+		ereport(NOTICE,
+				(errmsg("binlog file \"%s\" was the last file", st->file.name),
+				 errdetail("Its ROTATE event at position %llu names the next file \"%s\", which does not exist.",
+						   (unsigned long long) rotate_pos, next)));
 	}
 	read_state_cleanup(st);
 	return (Datum) 0;

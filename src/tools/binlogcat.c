@@ -20,7 +20,6 @@
 #include "bl_value_text.h"
 #include "bl_mysql_source.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -311,60 +310,6 @@ process_raw_event(cat_state *st, bl_decoder *dec, const uint8_t *data,
 }
 
 /*
- * Whether the directory of `sibling` holds a binlog file that comes after
- * `name` (the same base name with a greater number): the sign that a file
- * between them is missing rather than `name` not written yet.  Sets
- * later_name to the first such file found.
- */
-static bool
-later_file_exists(const char *sibling, const char *name, char *later_name,
-				  size_t later_len)
-{
-	const char *dot = strrchr(name, '.');
-	const char *slash = strrchr(sibling, '/');
-	char		dir[4096];
-	size_t		base_len;
-	unsigned long long num;
-	char	   *end;
-	DIR		   *d;
-	struct dirent *de;
-	bool		found = false;
-
-	if (dot == NULL || dot[1] == '\0')
-		return false;
-	num = strtoull(dot + 1, &end, 10);
-	if (*end != '\0')
-		return false;
-	base_len = (size_t) (dot - name) + 1;
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == sibling)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int) (slash - sibling), sibling);
-	d = opendir(dir);
-	if (d == NULL)
-		return false;
-	while (!found && (de = readdir(d)) != NULL)
-	{
-		const char *digits = de->d_name + base_len;
-		unsigned long long n;
-
-		if (strncmp(de->d_name, name, base_len) != 0 ||
-			*digits < '0' || *digits > '9')
-			continue;
-		n = strtoull(digits, &end, 10);
-		if (*end == '\0' && n > num)
-		{
-			snprintf(later_name, later_len, "%s", de->d_name);
-			found = true;
-		}
-	}
-	closedir(d);
-	return found;
-}
-
-/*
  * Where following a ROTATE (to `rotate_to`, at rotate_pos of file f)
  * leads: 1 with next_path set, 0 when f was the last file (the next one
  * does not exist and no later one does: said on stderr, not an error), -1
@@ -402,7 +347,7 @@ follow_rotate(const bl_file *f, const char *rotate_to, uint64_t rotate_pos,
 	}
 	if (stat(next_path, &sb) == 0 || errno != ENOENT)
 		return 1;				/* opening it reports any other problem */
-	if (later_file_exists(f->path, rotate_to, later, sizeof(later)))
+	if (bl_file_later_sibling(f->path, rotate_to, later, sizeof(later)))
 	{
 		snprintf(err.message, sizeof(err.message),
 				 "ROTATE names the next file %s, which does not exist, but the later file %s does: the files between are missing (pass the files to read as arguments, or --no-follow)",

@@ -94,7 +94,9 @@ mkdir -p build/asan
 if ! clang -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -Isrc/decoder -Isrc/source \
 	$(mariadb_config --cflags) -o "$ASAN_BIN" src/tools/binlogcat.c src/decoder/*.c \
-	src/source/*.c $(mariadb_config --libs) -lisal -lzstd -lz -lm >"$LOGDIR/asan-build.log" 2>&1; then
+	src/source/*.c $(mariadb_config --libs) -lisal -lzstd -lz -lm \
+	-L"$(pg_config --pkglibdir)" -L"$(pg_config --libdir)" -lpgcommon -lpgport \
+	>"$LOGDIR/asan-build.log" 2>&1; then
 	echo "not ok - asan/build: building $ASAN_BIN failed"
 	sed -e 's/^/# | /' "$LOGDIR/asan-build.log" | tail -40
 	exit 1

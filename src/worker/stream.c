@@ -676,6 +676,17 @@ run_session(worker_ctx *w)
 	by_set = !info->is_mariadb && info->gtid_mode && w->start.gtid_state != NULL &&
 		!(w->by_set_off && !w->by_gtid);
 	w->session_by_set = by_set || (w->by_gtid && !info->is_mariadb);
+	/* a MySQL host list without a known set would read from the oldest binlog */
+	if (w->by_gtid && !info->is_mariadb && w->start.gtid_state == NULL)
+	{
+		set_state(slot, BLPG_STATE_ERROR);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\": the position %s:%llu has no GTID set, which a MySQL source with several hosts resumes by",
+						w->cfg->server_name, w->start.file, (unsigned long long) w->start.pos),
+				 errdetail("The position was recorded before the GTID set read was known (a single host that started at a file position, or before the first binlog's PREVIOUS_GTIDS)."),
+				 errhint("Give the source a single host until its status shows a gtid_state, or reset it (binlog_fdw.reset()) and start it at earliest, current or gtid:SET.")));
+	}
 	if (w->by_gtid)
 	{
 		const char *state = w->start.gtid_state ? w->start.gtid_state : "";

@@ -40,7 +40,7 @@ Cases:
                       STATEMENT binlog_format and a server_id clash stop the
                       source with the error that names the fix
   resume-gtid, resume-gtid-tagged, payload-gtid, failover-gtid, failover-order,
-  resume-anonymous
+  resume-anonymous, failover-no-set
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
@@ -700,6 +700,7 @@ def main(argv):
         ('failover-gtid', with_pg(lambda c: gtid_resume.case_failover_gtid(c))),
         ('failover-order', with_pg(lambda c: gtid_resume.case_failover_order(conn_box))),
         ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
+        ('failover-no-set', with_pg(lambda c: gtid_resume.case_failover_no_set(c))),
     ]
     failed = 0
     for name, fn in cases:

@@ -28,6 +28,9 @@ MySQL test source.  Cases of cases.py:
                     them in another order): that one is passed over, the
                     open one's acknowledged changes are skipped, the passed
                     over one comes in a new session; nothing lost or repeated
+  failover-no-set   a single-host source whose position has no GTID set yet
+                    (started at a file position) given a host list: refused
+                    with an error naming the fix, no dump, no change
   failover-gtid     a host list of three test sources serving the same
                     transactions under other file names and server UUIDs:
                     the streaming host stops, a host that has not executed
@@ -412,6 +415,36 @@ def case_failover_order(conn_box):
         % (g19, st['skip'], g20, g19, d[1], g20, len(got) + len(rest)))
     drop_source(conn, 'my_fo_order')
     c.stop()
+
+
+def case_failover_no_set(conn):
+    a = source('fo-noset-a', [ZALORA], binlog_row_metadata='MINIMAL', schema=ZALORA_SCHEMA)
+    b = source('fo-noset-b', [renamed(ZALORA, 'b-bin.000001')], binlog_row_metadata='MINIMAL',
+               schema=ZALORA_SCHEMA, server_uuid='bbbbbbbb-0000-4000-8000-0000000000b1')
+    want = expected(a)
+    start = next(e['pos'] for e in (cases.json.loads(x) for x in cases.binlogcat_offline(a.files))
+                 if e['type'] == 'GTID' and e.get('gtid') == '%s:19' % ZALORA_UUID)
+    create_source(conn, 'my_noset', a, start='mysql-bin.01:%d' % start)
+    got = collect(conn, 'my_noset', want)
+    compare_changes(got, want, 'started at a file position')
+    st = durable(conn, 'my_noset')
+    check(st['gtid_state'] is None and st['file'] == 'mysql-bin.01', 'the durable position: %s' % st)
+    q(conn, 'SELECT binlog_fdw.stop(%s)', ('my_noset',))
+    wait_for('the source to stop', lambda: (status(conn, 'my_noset') or {}).get('state', 'stopped') == 'stopped')
+    ndumps = len(a.entries('dump')) + len(gtid_dumps(a))
+    q(conn, "ALTER SERVER my_noset OPTIONS (SET host '127.0.0.1:%d,127.0.0.1:%d')" % (a.port, b.port))
+    q(conn, 'SELECT binlog_fdw.start(%s)', ('my_noset',))
+    st = wait_for('the error', lambda: (lambda x: x if x and 'has no GTID set' in (x.get('last_error') or '')
+                                        else None)(status(conn, 'my_noset')))
+    check('binlog_fdw.reset()' in st['last_error'] and 'single host' in st['last_error'],
+          'the error does not name the fixes: %s' % st['last_error'])
+    check(get_changes(conn, 'my_noset', timeout_ms=500) == [], 'changes without a GTID set')
+    check(len(a.entries('dump')) + len(gtid_dumps(a)) == ndumps and not b.entries('dump') and not gtid_dumps(b),
+          'a dump without a GTID set')
+    log('host list on a position without a GTID set: %s' % short(st['last_error'], 250))
+    drop_source(conn, 'my_noset')
+    a.stop()
+    b.stop()
 
 
 def case_failover_gtid(conn):

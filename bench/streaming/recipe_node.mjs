@@ -13,7 +13,7 @@ const pg = require('pg');
 const { batches } = await import('../../clients/node/binlog_fdw_stream.mjs');
 
 const [maxChanges, depth, expected] = process.argv.slice(2).map(Number);
-const client = new pg.Client();
+const client = new pg.Client({ pipeline: true });
 await client.connect();
 const pid = (await client.query('SELECT pg_backend_pid() AS p')).rows[0].p;
 const rl = readline.createInterface({ input: process.stdin });

@@ -5,18 +5,20 @@
 //
 //   import pg from 'pg';
 //   import { batches } from './binlog_fdw_stream.mjs';
-//   const client = new pg.Client({ host: '/run/postgresql', database: 'app' });
+//   const client = new pg.Client({ host: '/run/postgresql', database: 'app', pipeline: true });
 //   await client.connect();
 //   for await (const b of batches(client, 'src')) {
 //     handle(b.lines);          // one JSON line per change
 //     b.ack();                  // in order; queued, not awaited
 //   }
 //
-// node-postgres sends a queued query as soon as the one before it is
-// answered, so `depth` get_jsonl() calls are kept queued: PostgreSQL takes
-// the next batch while the client works on the last one, and an ack goes
-// out behind the gets without a round trip of its own.  Each call is its
-// own transaction (autocommit), so an ack commits on its own.  The
+// The client is in node-postgres's pipeline mode (`pipeline: true`, pg
+// 8.23): every query goes out at once, with a Sync of its own, and the
+// answers come back in order.  `depth` get_jsonl() calls are kept in
+// flight: PostgreSQL takes the next batch while the client works on the
+// last one, and an ack goes out behind the gets without a round trip of its
+// own.  Each call is its own transaction, so an ack commits on its own
+// (await the promise b.ack() returns for it to be known durable).  The
 // semantics are binlog_fdw's, unchanged: batches acknowledged in the order
 // they came (an out-of-order ack is the server's error, thrown by the
 // generator), rollback gives every un-acked batch back; on start the
@@ -25,6 +27,7 @@
 const GET_SQL = 'SELECT batch_id, first_seq, last_seq, changes, lines FROM binlog_fdw.get_jsonl($1, $2, $3)';
 
 export async function* batches(client, server, { maxChanges = 5000, timeoutMs = 1000, depth = 2, stop } = {}) {
+  if (!client.pipeline) throw new Error('binlog_fdw_stream: make the client with { pipeline: true }');
   const gets = [];        // promises of the gets in flight, oldest first
   let failed = null;      // the first refused ack
   const sendGet = () => {
@@ -59,7 +62,7 @@ export async function* batches(client, server, { maxChanges = 5000, timeoutMs = 
 // the PG* environment variables).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { default: pg } = await import('pg');
-  const client = new pg.Client();
+  const client = new pg.Client({ pipeline: true });
   await client.connect();
   for await (const b of batches(client, process.argv[2])) {
     if (!process.stdout.write(b.lines)) await new Promise((r) => process.stdout.once('drain', r));

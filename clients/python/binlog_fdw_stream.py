@@ -9,8 +9,9 @@ The recipe (docs/clients.md):
     with Consumer('host=/run/postgresql dbname=app', 'src') as c:
         for batch in c.batches():
             handle(batch.lines)         # bytes: one JSON line per change
-            c.ack(batch)                # in order; durable when it returns
-                                        # a result (see Consumer.ack)
+            c.ack(batch)                # in order; sent, not waited for
+        # c.confirm(): every ack sent is durable; c.sync(): that, and every
+        # batch not acknowledged given back
 
 How it is fast: the connection is in libpq's pipeline mode, and `depth`
 get_jsonl() calls are always in flight, so PostgreSQL takes the next batch
@@ -72,6 +73,7 @@ class Consumer:
         self.pg = None
         self.queue = collections.deque()     # what each sent call is, in order
         self.unacked = collections.deque()   # batch ids handed out, not acked
+        self.ready = collections.deque()     # batches read by confirm(), not handed out
         self.gets_in_flight = 0
 
     # ---- connection ----
@@ -86,6 +88,7 @@ class Consumer:
         self.pg.enter_pipeline_mode()
         self.queue.clear()
         self.unacked.clear()
+        self.ready.clear()
         self.gets_in_flight = 0
         # whatever an earlier session of this consumer left un-acked comes
         # again, in order, before anything newer
@@ -98,7 +101,10 @@ class Consumer:
         return self.pg.backend_pid
 
     def close(self):
-        """Disconnect; batches not acknowledged come again to the next session."""
+        """Disconnect now; batches not acknowledged come again to the next
+        session once this one's backend has ended.  An ack whose answer was
+        not read may not have happened (its batch comes again, as after a
+        crash): call confirm() or sync() first for the acks sent to count."""
         if self.pg is not None:
             self.pg.finish()
             self.pg = None
@@ -148,15 +154,31 @@ class Consumer:
         while stop is None or not stop():
             while self.gets_in_flight < self.depth:
                 self._send_get()
-            kind, res = self._read()
-            if kind != 'get' or res.ntuples == 0:
-                continue            # an ack's or rollback's answer, a get rolled back, no changes
-            v = res.get_value
-            b = Batch(int(v(0, 0)), int(v(0, 1)), int(v(0, 2)), int(v(0, 3)), v(0, 4))
+            if self.ready:
+                b = self.ready.popleft()
+            else:
+                kind, res = self._read()
+                if kind != 'get' or res.ntuples == 0:
+                    continue        # an ack's or rollback's answer, a get rolled back, no changes
+                b = self._batch(res)
+                # the next get goes out before the client works on this batch
+                self._send_get()
             self.unacked.append(b.batch_id)
-            # the next get goes out before the client works on this batch
-            self._send_get()
             yield b
+
+    @staticmethod
+    def _batch(res):
+        v = res.get_value
+        return Batch(int(v(0, 0)), int(v(0, 1)), int(v(0, 2)), int(v(0, 3)), v(0, 4))
+
+    def confirm(self):
+        """Wait until every ack sent has been answered: they are durable
+        when it returns (a refused one raises ConsumerError).  Batches that
+        arrive meanwhile are kept: batches() hands them out next."""
+        while 'ack' in self.queue:
+            kind, res = self._read()
+            if kind == 'get' and res.ntuples:
+                self.ready.append(self._batch(res))
 
     def ack(self, batch):
         """Acknowledge batch (the oldest un-acked one): sent now, its answer
@@ -184,7 +206,7 @@ class Consumer:
         in flight, and every batch not acknowledged, are given back; the
         next batches() starts at the first change not acknowledged."""
         self._stale()
-        if self.gets_in_flight or self.unacked:
+        if self.gets_in_flight or self.unacked or self.ready:
             self._send('rollback', ROLLBACK_SQL, [self.server])
         self._drain()
 
@@ -192,9 +214,17 @@ class Consumer:
         self.queue = collections.deque('stale-get' if k == 'get' else k for k in self.queue)
 
     def _drain(self):
+        # every answer is read even after an error (the first one is raised)
         self.unacked.clear()
+        self.ready.clear()
+        err = None
         while self.queue:
-            self._read()
+            try:
+                self._read()
+            except ConsumerError as e:
+                err = err or e
+        if err is not None:
+            raise err
 
 
 def main():

@@ -595,16 +595,22 @@ def case_pipelined(conn, m):
           'pipelined batches: %s' % [(b.first_seq, b.changes) for b in (b1, b2, b3)])
     wait_for('5 batches out (3 handed out, 2 gets in flight)',
              lambda: status(conn, 'psrc')['batches_out'] == 5, 10)
-    # 2. an ack out of order is the server's error, raised by the generator;
-    #    the pipeline goes on (every call has its own Sync)
+    # 2. an ack out of order is the server's error (raised in order with the
+    #    answers: here by sync(), which gives every un-acked batch back); the
+    #    pipeline goes on (every call has its own Sync)
     c.ack(b2)
     try:
-        next(gen)
+        c.sync()
         raise Fail('an ack out of order was not refused')
     except ConsumerError as e:
         check('cannot be acknowledged before batch %d' % b1.batch_id in str(e) and e.sqlstate == '22023',
               'ack out of order: %s (%s)' % (e, e.sqlstate))
+    check(status(conn, 'psrc')['batches_out'] == 0, 'batches out after sync(): %s' % status(conn, 'psrc'))
     gen = c.batches()
+    again = [next(gen) for _ in range(3)]
+    check([(b.first_seq, b.lines) for b in again] == [(b.first_seq, b.lines) for b in (b1, b2, b3)],
+          'after the refused ack, the batches do not come again the same: %s' % [b.first_seq for b in again])
+    b1, b2, b3 = again
     for b in (b1, b2, b3):
         acked += lines_of(b)
         c.ack(b)
@@ -632,8 +638,12 @@ def case_pipelined(conn, m):
     acked += lines_of(b5again)
     c.ack(b5again)
     b6 = next(gen)                         # out, never acked
-    # 4. the session ends with batches out (one handed out, gets in flight):
-    #    a new session gets exactly the changes not acknowledged, in order
+    # 4. the session ends with batches out (one handed out, gets in flight)
+    #    once its acks are confirmed: a new session gets exactly the changes
+    #    not acknowledged, in order
+    c.confirm()
+    check(status(conn, 'psrc')['acked_seq'] == b5again.last_seq, 'confirm(): acked_seq %s, expected %s' % (
+        status(conn, 'psrc')['acked_seq'], b5again.last_seq))
     close(c)
     c = Consumer(conninfo, 'psrc', max_changes=12, timeout_ms=300, depth=3).connect()
     gen = c.batches()
@@ -647,6 +657,7 @@ def case_pipelined(conn, m):
         if acked[-1]['seq'] >= s0 + total * 3 // 4 - 1:
             break
         if random.random() < 0.3:          # reconnect at random points, batches out
+            c.confirm()
             close(c)
             c = Consumer(conninfo, 'psrc', max_changes=random.choice([5, 12, 30]), timeout_ms=300,
                          depth=random.choice([1, 2, 4])).connect()
@@ -665,7 +676,7 @@ def case_pipelined(conn, m):
     script = r"""
 import pg from 'pg';
 import { batches } from './binlog_fdw_stream.mjs';
-const client = new pg.Client();
+const client = new pg.Client({ pipeline: true });
 await client.connect();
 let n = 0; const want = Number(process.argv[2]);
 for await (const b of batches(client, 'psrc', { maxChanges: 7, timeoutMs: 300, depth: 3, stop: () => n >= want })) {
@@ -681,7 +692,11 @@ await client.end();
         out = sh(['node', path, str(want)], env=env, timeout=120)
     finally:
         os.unlink(path)
-    acked += [json.loads(x) for x in out.splitlines()]
+    for x in out.split('\n')[:-1]:
+        try:
+            acked.append(json.loads(x))
+        except ValueError:
+            raise Fail('the node-postgres consumer printed a line that is not JSON: %s' % short(x, 400))
     # every change exactly once, in order, and the rows MariaDB has
     seqs = [x['seq'] for x in acked]
     check(seqs == list(range(s0, s0 + total)), 'acked seqs not exactly %d..%d: %s' % (

@@ -3,7 +3,7 @@
 // (clients/node/binlog_fdw_stream.mjs) consuming source 'src' until
 // EXPECTED changes came.  Prints {"pid": backend} once connected, waits for
 // a line on stdin (the source started), then consumes; prints {"changes",
-// "bytes", "batches"} and exits when stdin closes (the backend is measured
+// "bytes", "batches"} when the last came, and exits when stdin closes (the backend is measured
 // before that).  Connection from the PG* environment variables.
 import { createRequire } from 'node:module';
 import readline from 'node:readline';
@@ -26,7 +26,10 @@ for await (const b of batches(client, 'src', { maxChanges, timeoutMs: 1000, dept
   bytes += Buffer.byteLength(b.lines);
   nb++;
   b.ack();
+  // the last change arrived: reported now (the gets still in flight wait
+  // up to their timeout before the generator ends)
+  if (changes >= expected) process.stdout.write(JSON.stringify({ changes, bytes, batches: nb }) + '\n');
 }
-process.stdout.write(JSON.stringify({ changes, bytes, batches: nb }) + '\n');
+if (changes < expected) process.stdout.write(JSON.stringify({ changes, bytes, batches: nb }) + '\n');
 await lines.next();
 await client.end();

@@ -255,6 +255,7 @@ class Bench:
         wpid = B.start_source(conn, 'src')
         sampler.watch('worker', wpid)
         changes = nbytes = batches = 0
+        t_end = None
         if node is None:
             cons.connect()      # its rollback() needs the source started
             backend = cons.backend_pid
@@ -275,14 +276,20 @@ class Bench:
                 nbytes += len(b.lines)
                 batches += 1
                 cons.ack(b)
+                if changes >= self.expected_changes:
+                    t_end = time.perf_counter()     # the last change arrived
+            # the acks made durable (and the gets in flight, which wait up
+            # to their timeout for changes that do not come, answered): not
+            # timed, as a replica's shutdown is not
             cons.sync()
         else:
             node.stdin.write(b'go\n')
             node.stdin.flush()
             line = node.stdout.readline()
+            t_end = time.perf_counter()
             r = json.loads(line) if line else {}
             changes, nbytes, batches = r.get('changes', 0), r.get('bytes', 0), r.get('batches', 0)
-        secs = time.perf_counter() - t0
+        secs = (t_end or time.perf_counter()) - t0
         bcpu = B.proc_cpu(backend)
         for p in perfs.values():
             p.stop()
@@ -532,7 +539,8 @@ def main():
                      B.fmt(rss / 1024 if rss else None, '%.1f')])
     host = doc['host']
     print()
-    print('streaming benchmark (issue #3), %s, %s, %d CPUs' % (date, host['cpu_model'], host['cpus_online']))
+    print('streaming benchmark (issue #3), %s workload, %s, %s, %d CPUs' % (
+        meta['workload'].get('table', 'standard'), date, host['cpu_model'], host['cpus_online']))
     print('workload: %s row changes, %.1f MB of binlog, %s events; best of %d runs, tools interleaved' % (
         B.fmt_int(a.expected_rows), nbytes / 1e6, B.fmt_int(doc['workload']['events']), a.runs))
     print('load average before %s, after %s. %s' % (' '.join(load_before), ' '.join(load_after), doc['busy']))
@@ -558,16 +566,20 @@ def main():
     have_png = B.bar_chart(png, 'MariaDB binlog backlog -> consumer, %s row changes (%s, best of %d)' % (
         B.fmt_int(a.expected_rows), date, a.runs), labels, vals, 'row changes per second', hl, colors)
 
-    md = ['## Streaming benchmark (issue #3), %s' % date, '',
+    md = ['## Streaming benchmark (issue #3), %s workload, %s' % (meta['workload'].get('table', 'standard'), date), '',
           'Host: %s, %d CPUs, %s GB, %s. %s; %s; %s.' % (
               host['cpu_model'], host['cpus_online'], host['mem_gb'], host['kernel'],
               B.build_md(doc['build']), doc['build']['postgres'], doc['build']['mariadbd']), '',
-          'Workload (bench/decoder/gen_workload.py v%s): %s row changes (1,000,000 inserts, 500,000 updates, '
-          '250,000 deletes, 100 per transaction) in sbtest1 (bigint, int, varchar, char, decimal, '
-          'datetime(6), json), %.1f MB of binlog, %s events, served by a MariaDB 10.11 source over TCP '
+          'Workload (bench/decoder/gen_workload.py v%s): %s row changes (%s inserts, %s updates, '
+          '%s deletes, %d per transaction) in %s, %.1f MB of binlog, %s events, served by a MariaDB 10.11 source over TCP '
           'on loopback; every tool reads it from its first byte to its end. binlog_fdw: ring %s, the '
           'worker started with `start => earliest` when the timer starts.' % (
-              meta['generator_version'], B.fmt_int(a.expected_rows), nbytes / 1e6,
+              meta['generator_version'], B.fmt_int(a.expected_rows), B.fmt_int(meta['workload']['inserted']),
+              B.fmt_int(meta['workload']['updated']), B.fmt_int(meta['workload']['deleted']), a.rows_per_txn,
+              'wide40 (40 columns: bigint, int, 7 double, float, 5 decimal, 4 datetime(6), date, time(6), '
+              '3 json, 3 text, 2 blob, 4 varchar, char, 4 integers, enum, year)'
+              if meta['workload'].get('table') == 'wide' else
+              'sbtest1 (bigint, int, varchar, char, decimal, datetime(6), json)', nbytes / 1e6,
               B.fmt_int(doc['workload']['events']), doc['settings']['ring_size']), '',
           'Best of %d runs, tools interleaved round by round (order rotated). Load average %s before, '
           '%s after. %s' % (a.runs, ' '.join(load_before), ' '.join(load_after), doc['busy']), '',

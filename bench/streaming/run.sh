@@ -100,7 +100,7 @@ trap cleanup EXIT
 # ---- npm packages (the lockfile is committed, node_modules is not) ----------
 case ",$TOOLS," in
 *zongji*)
-	if ! (cd "$HERE" && node -e 'require.resolve("zongji"); require.resolve("@vlasky/zongji/package.json")' 2>/dev/null); then
+	if ! (cd "$HERE" && node -e 'require.resolve("zongji"); require.resolve("@vlasky/zongji")' 2>/dev/null); then
 		log "npm ci (zongji@0.5.1, @vlasky/zongji@0.9.0) into bench/streaming/node_modules"
 		(cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci failed"
 	fi ;;

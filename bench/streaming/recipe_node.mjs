@@ -23,7 +23,7 @@ await lines.next();
 let changes = 0, bytes = 0, nb = 0;
 for await (const b of batches(client, 'src', { maxChanges, timeoutMs: 1000, depth, stop: () => changes >= expected })) {
   changes += b.changes;
-  bytes += Buffer.byteLength(b.lines);
+  bytes += b.lines.length;  // UTF-16 units: a byte count would scan the text again
   nb++;
   b.ack();
   // the last change arrived: reported now (the gets still in flight wait

@@ -188,8 +188,6 @@ class Consumer:
         bid = batch.batch_id if isinstance(batch, Batch) else int(batch)
         if self.unacked and self.unacked[0] == bid:
             self.unacked.popleft()
-        elif bid in self.unacked:
-            self.unacked.remove(bid)
         self._send('ack', ACK_SQL, [self.server, str(bid).encode()])
 
     def rollback(self):
@@ -206,8 +204,8 @@ class Consumer:
         in flight, and every batch not acknowledged, are given back; the
         next batches() starts at the first change not acknowledged."""
         self._stale()
-        if self.gets_in_flight or self.unacked or self.ready:
-            self._send('rollback', ROLLBACK_SQL, [self.server])
+        # always: a batch whose ack is refused is still out on the server
+        self._send('rollback', ROLLBACK_SQL, [self.server])
         self._drain()
 
     def _stale(self):

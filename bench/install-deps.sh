@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 bash "$ROOT/scripts/install-deps.sh"
 
-PACKAGES=(python3-matplotlib python3-psycopg2 python3-pymysql time linux-perf)
+PACKAGES=(python3-matplotlib python3-psycopg2 python3-psycopg python3-pymysql time linux-perf)
 if [ "${1:-}" = --node ] && ! { command -v node >/dev/null && command -v npm >/dev/null; }; then
 	PACKAGES+=(nodejs npm)
 fi

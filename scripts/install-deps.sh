@@ -25,6 +25,8 @@ PACKAGES=(
 	prometheus-postgres-exporter
 	# test and benchmark helpers
 	python3 python3-pymysql python3-psycopg2
+	# the client recipe (clients/python, docs/clients.md): psycopg 3
+	python3-psycopg
 	procps iproute2 ca-certificates
 )
 # the MySQL test source (test/mysql_source; its npm packages: install-npm.sh)

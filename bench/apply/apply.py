@@ -131,7 +131,7 @@ class Bench:
         peak = sampler.stop()
         out['peak_kb'] = {'%s %s' % (p, k): peak.get(p, {}).get(k) for p in ('worker', 'backend')
                           for k in ('RssAnon', 'VmHWM')}
-        self.check(out, conn, 'bench.sbtest1')
+        self.check(out, conn, 'bench.' + a.table_name)
         B.q(conn, "SELECT binlog_fdw.stop('src')")
         conn.close()
         return out
@@ -187,7 +187,7 @@ class Bench:
                           for k in ('RssAnon', 'VmHWM')}
         if st.get('error'):
             out['error'] = st['error']
-        self.check(out, conn, 'bench.sbtest1')
+        self.check(out, conn, 'bench.' + a.table_name)
         B.q(conn, "SELECT binlog_fdw.stop('srcc')")
         conn.close()
         return out
@@ -288,7 +288,7 @@ class Bench:
         if err:
             out['error'] = err
         B.mx(c, 'STOP SLAVE')
-        n = B.mx(c, 'SELECT count(*) AS n FROM bench.sbtest1')[0]['n'] if not err else None
+        n = B.mx(c, 'SELECT count(*) AS n FROM bench.%s' % a.table_name)[0]['n'] if not err else None
         out['final_count'] = n
         if n is not None and n != self.remaining:
             out['error'] = 'replica has %s rows, expected %d' % (n, self.remaining)
@@ -648,17 +648,19 @@ def report(a, doc):
         pngs.append(png)
 
     b = doc['build']
-    md = ['## Apply benchmark (issue #4), %s' % doc['date'], '',
+    md = ['## Apply benchmark (issue #4), %s, %s' % (a.table_name, doc['date']), '',
           'Host: %s, %d CPUs, %s GB, %s. %s; %s; %s.' % (
               host['cpu_model'], host['cpus_online'], host['mem_gb'], host['kernel'], B.build_md(b),
               b['postgres'], b['mariadbd']), '',
           'Workload (bench/decoder/gen_workload.py): %s row changes (%s inserts, %s updates, %s deletes, 100 '
-          'per transaction, 17,500 transactions) in sbtest1 (bigint, int, varchar, char, decimal, datetime(6), '
-          'json), a backlog of %.1f MB of MariaDB binlog; the same statements for PostgreSQL '
+          'per transaction) in %s, a backlog of %.1f MB of MariaDB binlog; the same statements for PostgreSQL '
           '(bench/apply/pg_workload.py). Every PostgreSQL cluster runs with `%s`; the MariaDB replica with '
           'innodb_buffer_pool_size=1G, innodb_flush_log_at_trx_commit=2, single-threaded SQL thread. '
           'binlog_fdw: ring %s, apply(max_changes => %d).' % (
               B.fmt_int(a.expected_rows), B.fmt_int(a.w_rows), B.fmt_int(a.w_upd), B.fmt_int(a.w_del),
+              'wide40 (40 columns: bigint, int, 7 double, float, 5 decimal, 4 datetime(6), date, time(6), '
+              '3 json, 3 text, 2 blob, 4 varchar, char, 4 integers, enum, year)' if a.table_name == 'wide40' else
+              'sbtest1 (bigint, int, varchar, char, decimal, datetime(6), json)',
               doc['workload']['bytes'] / 1e6, ' '.join(doc['settings']['pg_options']),
               doc['settings']['ring_size'], a.max_changes), '',
           'Best of %d runs, tools interleaved round by round (order rotated). Load average %s before, %s after. '
@@ -741,6 +743,7 @@ def main():
     ap.add_argument('--results')
     ap.add_argument('--pg-options', default='')
     ap.add_argument('--name', default='apply')
+    ap.add_argument('--table-name', default='sbtest1', help="the workload's table (gen_workload.py --table)")
     ap.add_argument('--profile', choices=['auto', 'yes', 'no'], default='auto')
     a = ap.parse_args()
     if a.writer:

@@ -31,6 +31,14 @@
 #                   results go to $BLF_RUN/bench/reports-small)
 #   --regen         rebuild the cached workload
 #   --keep          leave the instances running afterwards
+#   --tables LIST   standard, wide or both (default standard,wide): the wide
+#                   workload (wide40, 40 columns of mixed types with DOUBLE,
+#                   DECIMAL, DATETIME(6), JSON, TEXT and BLOB;
+#                   gen_workload.py --table wide) is run after the standard
+#                   one, throughput only, with the anchors that apply the
+#                   same binlog (fdw-apply, fdw-continuous, mariadb-replica;
+#                   there is no PostgreSQL form of it for pg-logical and
+#                   pg-copy): apply-wide-<date>.{json,md}
 #   --profile       profile one extra run of fdw-apply and fdw-continuous with
 #                   perf (cpu-clock sampling; default: only when binlog_fdw is
 #                   slower than logical replication); --no-profile: never
@@ -53,8 +61,13 @@ PROFILE=auto
 RATE=1000
 LAT_SECONDS=30
 MEM_SIZES=1,16,256,1024
+TABLES=standard,wide
+TABLE=
+ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--tables) TABLES=${2:?--tables needs a value}; shift ;;
+	--table) TABLE=${2:?--table needs a value}; shift ;;
 	--runs) RUNS=${2:?--runs needs a value}; shift ;;
 	--tools) TOOLS=${2:?--tools needs a value}; shift ;;
 	--phases) PHASES=${2:?--phases needs a value}; shift ;;
@@ -71,6 +84,24 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+if [ -z "$TABLE" ]; then
+	# one run per table, one after the other
+	for t in ${TABLES//,/ }; do
+		bash "$0" "${ARGS[@]}" --table "$t" || exit $?
+	done
+	exit 0
+fi
+NAME=apply
+if [ "$TABLE" != standard ]; then
+	NAME=apply-$TABLE
+	PHASES=throughput
+	t=
+	for x in ${TOOLS//,/ }; do
+		case $x in fdw-apply | fdw-continuous | mariadb-replica) t=$t${t:+,}$x ;; esac
+	done
+	TOOLS=$t
+	[ -n "$TOOLS" ] || exit 0
+fi
 RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
 if [ $SMALL -eq 1 ]; then
 	RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
@@ -80,12 +111,12 @@ fi
 has() { case ",$1," in *",$2,"*) return 0 ;; *) return 1 ;; esac; }
 
 bench_deps
-workload_init $SMALL
+workload_init $SMALL "$TABLE"
 workload_ensure $REGEN
 
 # the same workload as PostgreSQL statements and as COPY rows (cached)
 PGW=$BLF_RUN/bench/pgload-g$GEN_VERSION-r$W_ROWS-u$W_UPD-d$W_DEL-t$W_TXN
-if has "$PHASES" throughput && { [ $REGEN -eq 1 ] || [ ! -s "$PGW/rows.tsv" ] || [ ! -s "$PGW/last.sql" ]; }; then
+if [ "$TABLE" = standard ] && has "$PHASES" throughput && { [ $REGEN -eq 1 ] || [ ! -s "$PGW/rows.tsv" ] || [ ! -s "$PGW/last.sql" ]; }; then
 	log "writing the PostgreSQL form of the workload to $PGW"
 	rm -rf "$PGW"
 	$PY "$GEN" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN |
@@ -168,7 +199,8 @@ $PY "$HERE/apply.py" --runs "$RUNS" --tools "$TOOLS" --phases "$PHASES" \
 	--end-file "$END_FILE" --end-pos "$END_POS" --last-commit "$LAST_COMMIT" \
 	--w-rows "$W_ROWS" --w-upd "$W_UPD" --w-del "$W_DEL" \
 	--rate "$RATE" --lat-seconds "$LAT_SECONDS" --mem-sizes "$MEM_SIZES" \
-	--cache "$CACHE" --pgw "$PGW" --results "$RESULTS" --pg-options "${PG_BENCH_OPTS[*]}" --profile "$PROFILE"
+	--cache "$CACHE" --pgw "$PGW" --results "$RESULTS" --pg-options "${PG_BENCH_OPTS[*]}" --profile "$PROFILE" \
+	--name "$NAME" --table-name "$W_TNAME"
 rc=$?
 set -e
 [ $rc -le 1 ] || die "apply.py failed (exit $rc)"

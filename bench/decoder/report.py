@@ -300,21 +300,25 @@ def main_report(a):
             fmt_int(t["measured"]) if t["measured"] > 100 else "%.2fx" % t["measured"]))
 
     # ---- files ----
-    base_name = os.path.join(a.results, "decoder-%s" % date)
+    base_name = os.path.join(a.results, "%s-%s" % (a.name, date))
     with open(base_name + ".json", "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     md = []
-    md.append("## Decoder benchmark, %s\n" % date)
+    md.append("## Decoder benchmark, %s workload, %s\n" % (meta["workload"].get("table", "standard"), date))
     md.append("Host: %s, %s CPUs, pinned to one core (`taskset -c %s`), %s. binlogcat %s%s; %s.\n" % (
         doc["host"]["cpu_model"], doc["host"]["cpus_online"], doc["host"]["pinned_cpu"],
         doc["host"]["kernel"], doc["build"]["git_head"],
         " (src/ modified)" if doc["build"]["src_dirty"] else "", doc["build"]["mariadb_binlog"]))
     md.append("Workload (generator v%s): MariaDB 10.11, ROW, row image FULL, row metadata FULL, "
-              "CRC32; sbtest1 (BIGINT, INT, VARCHAR(120), CHAR(60), DECIMAL(12,2), "
-              "DATETIME(6), JSON) with %s row changes (%s inserts, %s updates, %s deletes; "
+              "CRC32; %s with %s row changes (%s inserts, %s updates, %s deletes; "
               "100 per transaction), %s events, %.1f MB in %d files. Row counts %s.\n" % (
-                  meta["generator_version"], fmt_int(rows), fmt_int(meta["workload"]["inserted"]),
+                  meta["generator_version"],
+                  "wide40 (40 columns: BIGINT, INT, 7 DOUBLE, FLOAT, 5 DECIMAL, 4 DATETIME(6), DATE, "
+                  "TIME(6), 3 JSON, 3 TEXT, 2 BLOB, 4 VARCHAR, CHAR, 4 integers, ENUM, YEAR)"
+                  if meta["workload"].get("table") == "wide" else
+                  "sbtest1 (BIGINT, INT, VARCHAR(120), CHAR(60), DECIMAL(12,2), DATETIME(6), JSON)",
+                  fmt_int(rows), fmt_int(meta["workload"]["inserted"]),
                   fmt_int(meta["workload"]["updated"]), fmt_int(meta["workload"]["deleted"]),
                   fmt_int(doc["workload"]["events"]), nbytes / 1e6, len(meta["files"]),
                   "agree with mariadb-binlog" if counts_ok else
@@ -355,7 +359,7 @@ def main_report(a):
     md.append("Reproduce: `bash bench/decoder/run.sh` (JSON: `%s`)." % os.path.basename(base_name + ".json"))
     with open(base_name + ".md", "w") as f:
         f.write("\n".join(md) + "\n")
-    png = os.path.join(a.results, "decoder.png")
+    png = os.path.join(a.results, "%s.png" % a.name)
     if chart([r for r in results], png, "binlog decoding, %s row changes, %.0f MB (%s)" % (
             fmt_int(rows), nbytes / 1e6, date)):
         print("wrote %s.json, %s.md, %s" % (base_name, base_name, png))
@@ -379,7 +383,8 @@ def parse_perf(path):
 
 def main_profile(a):
     work = a.append_profile
-    files = sorted(f for f in os.listdir(a.results) if re.match(r"decoder-\d{4}-\d\d-\d\d\.json$", f))
+    files = sorted(f for f in os.listdir(a.results)
+                   if re.match(re.escape(a.name) + r"-\d{4}-\d\d-\d\d\.json$", f))
     if not files:
         return 1
     jpath = os.path.join(a.results, files[-1])
@@ -411,6 +416,7 @@ def main():
     ap.add_argument("--cache")
     ap.add_argument("--work")
     ap.add_argument("--results", required=True)
+    ap.add_argument("--name", default="decoder", help="report name: NAME-<date>.{json,md}, NAME.png")
     ap.add_argument("--expected-rows", type=int)
     ap.add_argument("--append-profile", metavar="WORK")
     a = ap.parse_args()

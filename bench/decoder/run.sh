@@ -44,9 +44,15 @@
 #                     results go to $BLF_RUN/bench/reports-small)
 #   --profile         always profile; --no-profile: never
 #   --runs N          timed runs per tool (default 3)
+#   --tables LIST     standard, wide or both (default standard,wide): the
+#                     wide workload (wide40, 40 columns of mixed types with
+#                     DOUBLE, DECIMAL, DATETIME(6), JSON, TEXT and BLOB;
+#                     gen_workload.py --table wide) is timed after the
+#                     standard one, mariadb-binlog again on its files:
+#                     decoder-wide-<date>.{json,md}
 # environment: BINLOGCAT (binary to time, default ./binlogcat), BENCH_CPU (0),
-#   BENCH_GEN_PORT (3509), BENCH_RESULTS (bench/reports), BLF_RUN (see
-#   scripts/env.sh).
+#   BENCH_GEN_PORT (3509), BENCH_RESULTS (bench/reports), BENCH_SCALE (N: the
+#   row counts divided by N), BLF_RUN (see scripts/env.sh).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,8 +64,13 @@ BUILD=1
 SMALL=0
 PROFILE=auto
 RUNS=${BENCH_RUNS:-3}
+TABLES=standard,wide
+TABLE=
+ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--tables) TABLES=${2:?--tables needs a value}; shift ;;
+	--table) TABLE=${2:?--table needs a value}; shift ;;
 	--regen) REGEN=1 ;;
 	--no-build) BUILD=0 ;;
 	--small) SMALL=1 ;;
@@ -72,11 +83,21 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+if [ -z "$TABLE" ]; then
+	# one run per table, one after the other
+	for t in ${TABLES//,/ }; do
+		bash "$0" "${ARGS[@]}" --table "$t" || exit $?
+	done
+	exit 0
+fi
+NAME=decoder
+[ "$TABLE" = standard ] || NAME=decoder-$TABLE
+
 CPU=${BENCH_CPU:-0}
 BINLOGCAT=${BINLOGCAT:-$ROOT/binlogcat}
 RESULTS=${BENCH_RESULTS:-$ROOT/bench/reports}
 [ $SMALL -eq 0 ] || RESULTS=${BENCH_RESULTS:-$BLF_RUN/bench/reports-small}
-workload_init $SMALL
+workload_init $SMALL "$TABLE"
 
 # ---- tools ----------------------------------------------------------------
 apt_install() {
@@ -163,7 +184,8 @@ BENCH_CMDS_JSON=$($PY -c 'import json,sys; print(json.dumps(dict(zip(sys.argv[1:
 	"${TOOLS[2]}" "${PIN[*]} ${CMDS[2]} > /dev/null" "${TOOLS[3]}" "${PIN[*]} ${CMDS[3]} > /dev/null" \
 	"${TOOLS[4]}" "${PIN[*]} ${CMDS[4]}")
 set +e
-$PY "$HERE/report.py" --cache "$CACHE" --work "$WORK" --results "$RESULTS" --expected-rows $EXPECTED_ROWS
+$PY "$HERE/report.py" --cache "$CACHE" --work "$WORK" --results "$RESULTS" --expected-rows $EXPECTED_ROWS \
+	--name "$NAME"
 REPORT_RC=$?
 set -e
 [ $REPORT_RC -le 1 ] || die "report failed"
@@ -184,7 +206,7 @@ if [ "$PROFILE" = 1 ] || { [ "$PROFILE" = auto ] && [ $REPORT_RC -eq 1 ]; }; the
 				grep -E '^ +[0-9]+\.[0-9]+%' | head -25 >"$WORK/perf-top-$mode.txt" || true
 			rm -f "$WORK/perf.data"
 		done
-		$PY "$HERE/report.py" --append-profile "$WORK" --results "$RESULTS"
+		$PY "$HERE/report.py" --append-profile "$WORK" --results "$RESULTS" --name "$NAME"
 	else
 		log "perf is not usable here: profile with valgrind --tool=callgrind on a --small workload"
 	fi

@@ -65,17 +65,33 @@ bench_deps() {
 
 # ---- the standard workload (cached) --------------------------------------------
 workload_init() {
-	# workload_init SMALL(0|1): sets W_* and CACHE
-	if [ "${1:-0}" -eq 1 ]; then
-		W_ROWS=10000 W_UPD=5000 W_DEL=2500
-	else
-		W_ROWS=1000000 W_UPD=500000 W_DEL=250000
-	fi
+	# workload_init SMALL(0|1) [TABLE]: sets W_* and CACHE.  TABLE: standard
+	# (sbtest1, the workload of issue #2) or wide (wide40: 40 columns of mixed
+	# types, issue 14; a fifth of the rows).  BENCH_SCALE=N divides the row
+	# counts by N (a shorter run; --small divides them by 100).
+	local div=${BENCH_SCALE:-1}
+	W_TABLE=${2:-standard}
+	[ "${1:-0}" -eq 1 ] && div=100
+	case "$W_TABLE" in
+	standard) W_ROWS=$((1000000 / div)) W_UPD=$((500000 / div)) W_DEL=$((250000 / div)) W_TNAME=sbtest1 ;;
+	wide) W_ROWS=$((200000 / div)) W_UPD=$((100000 / div)) W_DEL=$((50000 / div)) W_TNAME=wide40 ;;
+	*) die "unknown workload table $W_TABLE (standard or wide)" ;;
+	esac
 	W_TXN=100
+	# whole transactions
+	W_ROWS=$((W_ROWS / W_TXN * W_TXN)) W_UPD=$((W_UPD / W_TXN * W_TXN)) W_DEL=$((W_DEL / W_TXN * W_TXN))
 	GEN_VERSION=$($PY "$GEN" --version)
-	CACHE=$BLF_RUN/bench/decoder-g$GEN_VERSION-r$W_ROWS-u$W_UPD-d$W_DEL-t$W_TXN
+	if [ "$W_TABLE" = standard ]; then
+		CACHE=$BLF_RUN/bench/decoder-g$GEN_VERSION-r$W_ROWS-u$W_UPD-d$W_DEL-t$W_TXN
+		W_DDL=$SBTEST_DDL
+	else
+		CACHE=$BLF_RUN/bench/decoder-g$GEN_VERSION-$W_TABLE-r$W_ROWS-u$W_UPD-d$W_DEL-t$W_TXN
+		# the table of the workload's schema (zongji reads information_schema)
+		W_DDL="CREATE DATABASE IF NOT EXISTS bench; USE bench; $($PY "$GEN" --table wide --rows 0 --updates 0 --deletes 0 |
+			sed -n '/^CREATE TABLE/,/;$/p' | sed 's/^CREATE TABLE /CREATE TABLE IF NOT EXISTS /' | tr '\n' ' ')"
+	fi
 	EXPECTED_ROWS=$((W_ROWS + W_UPD + W_DEL))
-	export CACHE EXPECTED_ROWS W_ROWS W_UPD W_DEL W_TXN GEN_VERSION
+	export CACHE EXPECTED_ROWS W_ROWS W_UPD W_DEL W_TXN GEN_VERSION W_TABLE W_TNAME
 }
 
 workload_cache_ok() {
@@ -103,7 +119,7 @@ workload_generate() {
 		--binlog-row-event-max-size=8192 --skip-name-resolve >&2
 	mdb sql --name bgen -e "RESET MASTER"
 	t0=$SECONDS
-	if ! $PY "$GEN" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN |
+	if ! $PY "$GEN" --table "$W_TABLE" --rows $W_ROWS --updates $W_UPD --deletes $W_DEL --txn $W_TXN |
 		mdb sql --name bgen >"$BENCH_INST/workload.log" 2>&1; then
 		tail -c 600 "$BENCH_INST/workload.log" >&2
 		mdb destroy --name bgen >&2 || true
@@ -135,7 +151,8 @@ workload_generate() {
 		meta = {
 		    "generator_version": ver,
 		    "workload": {"inserted": rows, "updated": upd, "deleted": dele,
-		                 "rows_per_transaction": txn},
+		                 "rows_per_transaction": txn, "table": os.environ.get("W_TABLE", "standard"),
+		                 "table_name": os.environ.get("W_TNAME", "sbtest1")},
 		    "files": [{"name": f, "bytes": os.path.getsize(os.path.join(d, f))} for f in files],
 		    "binlogcat_count": json.load(open(os.path.join(d, "count.json"))),
 		    "mariadb_binlog_count": json.load(open(os.path.join(d, "mysqlbinlog-count.json"))),
@@ -188,7 +205,7 @@ source_start() {
 	done
 	chown mysql: "$d"/mysql-bin.* 2>/dev/null || true
 	mdb start --name bsrc >&2
-	mdb sql --name bsrc -e "SET sql_log_bin = 0; $SBTEST_DDL"
+	mdb sql --name bsrc -e "SET sql_log_bin = 0; $W_DDL"
 	echo "$marker" >"$d/blf-workload"
 }
 

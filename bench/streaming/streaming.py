@@ -25,6 +25,14 @@ Tools (each reads the whole workload binlog from its first byte, best of
                    binlog_fdw.jsonl_max_bytes of text) + ack(), the text made
                    in the server but not shipped: the rate of get in
                    PostgreSQL itself
+  fdw-jsonl-psycopg  the client recipe clients/python/binlog_fdw_stream.py
+                   (psycopg 3, libpq pipeline mode): get_jsonl('src',
+                   --pipe-batch, 1000) with --pipe-depth gets in flight, acks
+                   sent behind them; each batch's text reaches the client
+                   as bytes, its changes counted
+  fdw-jsonl-node   the same with clients/node/binlog_fdw_stream.mjs
+                   (node-postgres; bench/streaming/recipe_node.mjs), the
+                   text as JS strings
   mariadb-binlog   mariadb-binlog -R --base64-output=decode-rows --verbose
                    (read from the server, rows decoded) > /dev/null
   zongji           zongji@0.5.1, rows decoded to JS values, counted
@@ -45,9 +53,10 @@ import benchlib as B  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-get-json-client', 'fdw-get-json-large',
-             'fdw-jsonl-client', 'fdw-jsonl-large',
+             'fdw-jsonl-client', 'fdw-jsonl-large', 'fdw-jsonl-psycopg', 'fdw-jsonl-node',
              'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']
 DEFAULT_TOOLS = ['fdw-get-client', 'fdw-get-large', 'fdw-jsonl-client', 'fdw-jsonl-large',
+                 'fdw-jsonl-psycopg', 'fdw-jsonl-node',
                  'mariadb-binlog', 'zongji', 'vlasky-zongji', 'replica-io']      # run.sh's default
 LABELS = {
     'fdw-get-client': 'binlog_fdw get+ack, 10k batches to the client',
@@ -56,6 +65,8 @@ LABELS = {
     'fdw-get-json-large': 'binlog_fdw get_json+ack, large batches counted in the server',
     'fdw-jsonl-client': 'binlog_fdw get_jsonl+ack, 10k batches to the client',
     'fdw-jsonl-large': 'binlog_fdw get_jsonl+ack, large batches in the server',
+    'fdw-jsonl-psycopg': 'binlog_fdw pipelined get_jsonl+ack, Python psycopg 3 recipe',
+    'fdw-jsonl-node': 'binlog_fdw pipelined get_jsonl+ack, node-postgres recipe',
     'mariadb-binlog': 'mariadb-binlog -R --verbose decode-rows',
     'zongji': 'zongji 0.5.1',
     'vlasky-zongji': '@vlasky/zongji 0.9.0',
@@ -68,6 +79,8 @@ SHORT = {
     'fdw-get-json-large': 'binlog_fdw\nget_json large, count',
     'fdw-jsonl-client': 'binlog_fdw\nget_jsonl+ack client',
     'fdw-jsonl-large': 'binlog_fdw\nget_jsonl large',
+    'fdw-jsonl-psycopg': 'binlog_fdw pipelined\npsycopg 3 client',
+    'fdw-jsonl-node': 'binlog_fdw pipelined\nnode-postgres client',
     'mariadb-binlog': 'mariadb-binlog -R\n-v decode-rows',
     'zongji': 'zongji\n0.5.1',
     'vlasky-zongji': '@vlasky/zongji\n0.9.0',
@@ -214,6 +227,107 @@ class Bench:
         conn.close()
         return out
 
+    # ---- binlog_fdw through the client recipes (clients/) ----
+    def fdw_recipe(self, tool, profile=None):
+        a = self.a
+        conn = B.pg(a.pg_port, 'bench', app='bench-streaming')
+        B.q(conn, "SELECT binlog_fdw.stop('src')")
+        B.q(conn, "SELECT binlog_fdw.reset('src')")
+        node = None
+        if tool == 'fdw-jsonl-psycopg':
+            sys.path.insert(0, os.path.join(B.ROOT, 'clients', 'python'))
+            from binlog_fdw_stream import Consumer
+            cons = Consumer('host=%s port=%d user=postgres dbname=bench application_name=bench-recipe'
+                            % (B.INST, a.pg_port), 'src', max_changes=a.pipe_batch, timeout_ms=1000,
+                            depth=a.pipe_depth)
+            backend = None
+        else:
+            env = dict(os.environ, PGHOST=B.INST, PGPORT=str(a.pg_port), PGUSER='postgres',
+                       PGDATABASE='bench', PGAPPNAME='bench-recipe')
+            node = subprocess.Popen(['node', os.path.join(HERE, 'recipe_node.mjs'), str(a.pipe_batch),
+                                     str(a.pipe_depth), str(self.expected_changes)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=HERE)
+            backend = json.loads(node.stdout.readline())['pid']
+        sampler = B.MemSampler()
+        s0 = B.proc_cpu(self.src_pid)
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        wpid = B.start_source(conn, 'src')
+        sampler.watch('worker', wpid)
+        changes = nbytes = batches = 0
+        t_end = None
+        if node is None:
+            cons.connect()      # its rollback() needs the source started
+            backend = cons.backend_pid
+        sampler.watch('backend', backend)
+        sampler.start()
+        b0 = B.proc_cpu(backend)
+        perfs = {}
+        if profile is not None:
+            perfs = {'worker': B.Perf(wpid, profile + '-worker.data'),
+                     'consumer backend': B.Perf(backend, profile + '-backend.data')}
+        if node is None:
+            for b in cons.batches(stop=lambda: changes >= self.expected_changes or
+                                  time.perf_counter() - t0 > a.timeout):
+                if batches < 3 and b.lines.count(b'\n') != b.changes:
+                    raise RuntimeError('batch %d: %d lines for %d changes' % (
+                        b.batch_id, b.lines.count(b'\n'), b.changes))
+                changes += b.changes
+                nbytes += len(b.lines)
+                batches += 1
+                cons.ack(b)
+                if changes >= self.expected_changes:
+                    t_end = time.perf_counter()     # the last change arrived
+            # the acks made durable (and the gets in flight, which wait up
+            # to their timeout for changes that do not come, answered): not
+            # timed, as a replica's shutdown is not
+            cons.sync()
+        else:
+            node.stdin.write(b'go\n')
+            node.stdin.flush()
+            line = node.stdout.readline()
+            t_end = time.perf_counter()
+            r = json.loads(line) if line else {}
+            changes, nbytes, batches = r.get('changes', 0), r.get('bytes', 0), r.get('batches', 0)
+        secs = (t_end or time.perf_counter()) - t0
+        bcpu = B.proc_cpu(backend)
+        for p in perfs.values():
+            p.stop()
+        if perfs:
+            self.profiles[tool] = {k: {'self': p.top(15), 'children': p.top(12, children=True)}
+                                   for k, p in perfs.items()}
+        ccpu = time.process_time() - c0
+        if node is not None:
+            node.stdin.close()
+            _, status, ru = os.wait4(node.pid, 0)
+            ccpu = ru.ru_utime + ru.ru_stime
+        else:
+            cons.close()
+        wcpu = B.proc_cpu(wpid)
+        st = dict(zip(['peak', 'changes', 'state', 'error'], B.q(
+            conn, "SELECT worker_peak_rss_kb, changes_total, state, last_error FROM binlog_fdw.status"
+                  " WHERE server = 'src'")[0]))
+        peak = sampler.stop()
+        out = {
+            'seconds': secs, 'rows': a.expected_rows if changes >= self.expected_changes else 0,
+            'batches': batches, 'client_bytes': nbytes,
+            'cpu_s': {'worker': wcpu, 'backend': (bcpu - b0) if bcpu is not None and b0 is not None else None,
+                      'client': ccpu, 'source mariadbd': B.proc_cpu(self.src_pid) - s0},
+            'peak_kb': {'worker VmHWM (status)': st['peak'],
+                        'worker RssAnon': peak.get('worker', {}).get('RssAnon'),
+                        'worker VmHWM': peak.get('worker', {}).get('VmHWM'),
+                        'backend RssAnon': peak.get('backend', {}).get('RssAnon'),
+                        'backend VmHWM': peak.get('backend', {}).get('VmHWM')},
+            'worker_changes_total': st['changes'],
+            'settings': {'max_changes': a.pipe_batch, 'depth': a.pipe_depth},
+        }
+        if changes != self.expected_changes:
+            out['error'] = '%d changes, the workload has %d (state %s, %s)' % (
+                changes, self.expected_changes, st['state'], st['error'])
+        B.q(conn, "SELECT binlog_fdw.stop('src')")
+        conn.close()
+        return out
+
     # ---- external clients ----
     def external(self, tool):
         a = self.a
@@ -279,7 +393,9 @@ class Bench:
         return out
 
     def run(self, tool, rnd):
-        if tool.startswith('fdw-'):
+        if tool in ('fdw-jsonl-psycopg', 'fdw-jsonl-node'):
+            r = self.fdw_recipe(tool)
+        elif tool.startswith('fdw-'):
             r = self.fdw(tool)
         elif tool == 'replica-io':
             r = self.replica_io(tool)
@@ -300,6 +416,9 @@ def main():
     ap.add_argument('--expected-rows', type=int, required=True)
     ap.add_argument('--get-batch', type=int, default=10000)
     ap.add_argument('--get-large', type=int, default=1000000)
+    ap.add_argument('--pipe-batch', type=int, default=5000,
+                    help='max_changes of the pipelined recipe tools (fdw-jsonl-psycopg, fdw-jsonl-node)')
+    ap.add_argument('--pipe-depth', type=int, default=2, help='gets in flight of the recipe tools')
     ap.add_argument('--timeout', type=float, default=600)
     ap.add_argument('--cache', required=True)
     ap.add_argument('--results', required=True)
@@ -336,12 +455,20 @@ def main():
     fdw_best = summary[fdw_best_tool] if fdw_best_tool else None
     targets = []
     for t, what in (('fdw-get-client', 'get+ack'), ('fdw-get-json-client', 'get_json+ack'),
-                    ('fdw-jsonl-client', 'get_jsonl+ack')):
+                    ('fdw-jsonl-client', 'get_jsonl+ack'),
+                    ('fdw-jsonl-psycopg', 'pipelined get_jsonl+ack, psycopg 3'),
+                    ('fdw-jsonl-node', 'pipelined get_jsonl+ack, node-postgres')):
         r = summary.get(t)
         if r and faster_zj:
             targets.append({'name': 'binlog_fdw %s (client) >= 3x the faster zongji' % what,
                             'measured': round(r['x_faster_zongji'], 2), 'target': TARGET_X_ZONGJI,
                             'pass': r['x_faster_zongji'] >= TARGET_X_ZONGJI})
+    for t, what in (('fdw-jsonl-psycopg', 'psycopg 3'), ('fdw-jsonl-node', 'node-postgres')):
+        r = summary.get(t)
+        if r and io_rate:
+            targets.append({'name': 'binlog_fdw pipelined client (%s) >= the replica IO thread rate' % what,
+                            'measured': round(r['x_replica_io'], 2), 'target': 1.0,
+                            'pass': r['x_replica_io'] >= 1.0})
     if fdw_best and faster_zj:
         targets.append({'name': 'best binlog_fdw variant (%s) >= 3x the faster zongji' % fdw_best_tool,
                         'measured': round(fdw_best['x_faster_zongji'], 2), 'target': TARGET_X_ZONGJI,
@@ -366,7 +493,8 @@ def main():
                 if t.startswith('fdw-'):
                     B.log('profiling one more run of %s (perf record -e cpu-clock on the worker and '
                           'the consumer backend)' % t)
-                    r = bench.fdw(t, profile=os.path.join(tmpd, t))
+                    r = (bench.fdw_recipe if t in ('fdw-jsonl-psycopg', 'fdw-jsonl-node') else bench.fdw)(
+                        t, profile=os.path.join(tmpd, t))
                     bench.profiles.setdefault(t, {})['run'] = {
                         'seconds': r['seconds'], 'cpu_s': r['cpu_s']}
         else:
@@ -381,6 +509,7 @@ def main():
                      'end': '%s:%d' % (a.end_file, a.end_pos)},
         'settings': {'ring_size': B.q1(B.pg(a.pg_port, 'bench'), 'SHOW binlog_fdw.ring_size'),
                      'get_batch': a.get_batch, 'get_large': a.get_large, 'runs': a.runs,
+                     'pipe_batch': a.pipe_batch, 'pipe_depth': a.pipe_depth,
                      'statistic': 'best (min) wall seconds of the runs, tools interleaved'},
         'loadavg_before': load_before, 'loadavg_after': load_after,
         'busy': B.busy_note(load_before, load_after, own=2.0),
@@ -410,7 +539,8 @@ def main():
                      B.fmt(rss / 1024 if rss else None, '%.1f')])
     host = doc['host']
     print()
-    print('streaming benchmark (issue #3), %s, %s, %d CPUs' % (date, host['cpu_model'], host['cpus_online']))
+    print('streaming benchmark (issue #3), %s workload, %s, %s, %d CPUs' % (
+        meta['workload'].get('table', 'standard'), date, host['cpu_model'], host['cpus_online']))
     print('workload: %s row changes, %.1f MB of binlog, %s events; best of %d runs, tools interleaved' % (
         B.fmt_int(a.expected_rows), nbytes / 1e6, B.fmt_int(doc['workload']['events']), a.runs))
     print('load average before %s, after %s. %s' % (' '.join(load_before), ' '.join(load_after), doc['busy']))
@@ -436,16 +566,20 @@ def main():
     have_png = B.bar_chart(png, 'MariaDB binlog backlog -> consumer, %s row changes (%s, best of %d)' % (
         B.fmt_int(a.expected_rows), date, a.runs), labels, vals, 'row changes per second', hl, colors)
 
-    md = ['## Streaming benchmark (issue #3), %s' % date, '',
+    md = ['## Streaming benchmark (issue #3), %s workload, %s' % (meta['workload'].get('table', 'standard'), date), '',
           'Host: %s, %d CPUs, %s GB, %s. %s; %s; %s.' % (
               host['cpu_model'], host['cpus_online'], host['mem_gb'], host['kernel'],
               B.build_md(doc['build']), doc['build']['postgres'], doc['build']['mariadbd']), '',
-          'Workload (bench/decoder/gen_workload.py v%s): %s row changes (1,000,000 inserts, 500,000 updates, '
-          '250,000 deletes, 100 per transaction) in sbtest1 (bigint, int, varchar, char, decimal, '
-          'datetime(6), json), %.1f MB of binlog, %s events, served by a MariaDB 10.11 source over TCP '
+          'Workload (bench/decoder/gen_workload.py v%s): %s row changes (%s inserts, %s updates, '
+          '%s deletes, %d per transaction) in %s, %.1f MB of binlog, %s events, served by a MariaDB 10.11 source over TCP '
           'on loopback; every tool reads it from its first byte to its end. binlog_fdw: ring %s, the '
           'worker started with `start => earliest` when the timer starts.' % (
-              meta['generator_version'], B.fmt_int(a.expected_rows), nbytes / 1e6,
+              meta['generator_version'], B.fmt_int(a.expected_rows), B.fmt_int(meta['workload']['inserted']),
+              B.fmt_int(meta['workload']['updated']), B.fmt_int(meta['workload']['deleted']), a.rows_per_txn,
+              'wide40 (40 columns: bigint, int, 7 double, float, 5 decimal, 4 datetime(6), date, time(6), '
+              '3 json, 3 text, 2 blob, 4 varchar, char, 4 integers, enum, year)'
+              if meta['workload'].get('table') == 'wide' else
+              'sbtest1 (bigint, int, varchar, char, decimal, datetime(6), json)', nbytes / 1e6,
               B.fmt_int(doc['workload']['events']), doc['settings']['ring_size']), '',
           'Best of %d runs, tools interleaved round by round (order rotated). Load average %s before, '
           '%s after. %s' % (a.runs, ' '.join(load_before), ' '.join(load_after), doc['busy']), '',

@@ -20,6 +20,12 @@ Cases:
                         acked and rolled back like get()'s; get_jsonl()'s
                         lines the same changes, its batches cut at
                         binlog_fdw.jsonl_max_bytes
+  pipelined             the client recipes (clients/python, psycopg 3;
+                        clients/node, node-postgres): several batches out,
+                        an ack out of order refused, acks after later gets,
+                        rollback with gets in flight, sessions ended with
+                        batches out and reconnected at random points: every
+                        change exactly once, in order, MariaDB's rows
   consumers-race        two connections get/ack concurrently: every change
                         acknowledged exactly once
   restart-exactly-once  acks up to the middle of a transaction, PostgreSQL
@@ -58,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg2                                     # noqa: E402
 
 import values                                       # noqa: E402
+from common import (PGHOST, PGPORT, PGUSER, ROOT)  # noqa: E402
 from common import (Deadline, Fail, GET_NAMES, MDB, MDB_DATA, MARIADB_SH, NOPRE_PORT, PGDB,  # noqa: E402
                     POSTGRES_SH, SECOND_PORT, TMP, Runner, check, drop_source, flat, get,
                     get_batches, get_jsonl, last_gtid, log, master_status, mdb, mx, pg, q, q1,
@@ -540,6 +547,170 @@ def case_get_ack(conn, m):
               s['changes_unacked'], s['batches_out'], st))
     check(get(conn, 'asrc', 1000, 200, fn='get_json') == [], 'get_json() after everything was acked returned changes')
     drop_source(conn, 'asrc')
+
+
+# ---------------------------------------------------------------------------
+# pipelined consumers: the client recipes (clients/python with psycopg 3,
+# clients/node with node-postgres)
+
+def case_pipelined(conn, m):
+    sys.path.insert(0, os.path.join(ROOT, 'clients', 'python'))
+    from binlog_fdw_stream import Consumer, ConsumerError
+    table = MDB + '.pipe'
+    mx(m, 'DROP TABLE IF EXISTS ' + table)
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(20))' % table)
+    start_source(conn, 'psrc', 9607, include=r'^blf_stream\.pipe$')
+    ntx, per = 40, 10                      # 40 transactions of 10 rows: 12 changes each
+    for t in range(ntx):
+        mx(m, 'INSERT INTO %s VALUES %s' % (table, ', '.join(
+            "(%d, 'v%d')" % (t * per + i, t * per + i) for i in range(per))))
+    total = ntx * (per + 2)
+    wait_unacked(conn, 'psrc', total)
+    conninfo = 'host=%s port=%d user=%s dbname=%s' % (PGHOST, PGPORT, PGUSER, PGDB)
+    s0 = status(conn, 'psrc')['acked_seq'] + 1
+    acked = []                             # the lines of acked batches, in order
+
+    def close(c):
+        # a session's batches come back when its backend has ended (it may
+        # still run the gets it was sent): the next session starts after that
+        pid = c.backend_pid
+        c.close()
+        wait_for('the consumer backend %d to end' % pid, lambda: not q1(
+            conn, 'SELECT count(*) FROM pg_stat_activity WHERE pid = %s', (pid,)), 20)
+
+    def lines_of(b):
+        out = [json.loads(x) for x in b.lines.decode().splitlines()]
+        check(len(out) == b.changes and [x['seq'] for x in out] == list(range(b.first_seq, b.last_seq + 1)),
+              'batch %d: %d lines, seqs %s, for %d changes %d..%d' % (
+                  b.batch_id, len(out), short([x['seq'] for x in out]), b.changes, b.first_seq, b.last_seq))
+        return out
+
+    # 1. several batches out at once: three handed out and not acked, the
+    #    gets in flight behind them take two more
+    c = Consumer(conninfo, 'psrc', max_changes=12, timeout_ms=300, depth=2).connect()
+    gen = c.batches()
+    b1, b2, b3 = next(gen), next(gen), next(gen)
+    check([b.first_seq for b in (b1, b2, b3)] == [s0, s0 + 12, s0 + 24] and
+          [b.changes for b in (b1, b2, b3)] == [12, 12, 12],
+          'pipelined batches: %s' % [(b.first_seq, b.changes) for b in (b1, b2, b3)])
+    wait_for('5 batches out (3 handed out, 2 gets in flight)',
+             lambda: status(conn, 'psrc')['batches_out'] == 5, 10)
+    # 2. an ack out of order is the server's error (raised in order with the
+    #    answers: here by sync(), which gives every un-acked batch back); the
+    #    pipeline goes on (every call has its own Sync)
+    c.ack(b2)
+    try:
+        c.sync()
+        raise Fail('an ack out of order was not refused')
+    except ConsumerError as e:
+        check('cannot be acknowledged before batch %d' % b1.batch_id in str(e) and e.sqlstate == '22023',
+              'ack out of order: %s (%s)' % (e, e.sqlstate))
+    check(status(conn, 'psrc')['batches_out'] == 0, 'batches out after sync(): %s' % status(conn, 'psrc'))
+    gen = c.batches()
+    again = [next(gen) for _ in range(3)]
+    check([(b.first_seq, b.lines) for b in again] == [(b.first_seq, b.lines) for b in (b1, b2, b3)],
+          'after the refused ack, the batches do not come again the same: %s' % [b.first_seq for b in again])
+    b1, b2, b3 = again
+    for b in (b1, b2, b3):
+        acked += lines_of(b)
+        c.ack(b)
+    c.sync()                               # acks durable, in-flight batches given back
+    s = status(conn, 'psrc')
+    check((s['acked_seq'], s['batches_out']) == (b3.last_seq, 0),
+          'after acking 3 pipelined batches and sync(): acked_seq %s (expected %s), batches_out %s' % (
+              s['acked_seq'], b3.last_seq, s['batches_out']))
+    st = source_state(conn, 'psrc')
+    check(st[:3] == (acked[-1]['file'], acked[-1]['next_pos'], 0), 'source_state after sync(): %s' % (st,))
+    # 3. rollback with batches out: all of them come again, in order
+    gen = c.batches()
+    b4, b5, b6 = next(gen), next(gen), next(gen)
+    check(b4.first_seq == b3.last_seq + 1, 'after sync(), the next batch starts at %d, expected %d' % (
+        b4.first_seq, b3.last_seq + 1))
+    acked += lines_of(b4)
+    c.ack(b4)
+    c.rollback()
+    gen = c.batches()
+    b5again = next(gen)
+    check((b5again.first_seq, b5again.lines) == (b5.first_seq, b5.lines),
+          'after rollback(): first_seq %d (expected %d), the same lines: %s' % (
+              b5again.first_seq, b5.first_seq, b5again.lines == b5.lines))
+    check(b5again.batch_id > b6.batch_id, 'batch id after rollback() is not new')
+    acked += lines_of(b5again)
+    c.ack(b5again)
+    b6 = next(gen)                         # out, never acked
+    # 4. the session ends with batches out (one handed out, gets in flight)
+    #    once its acks are confirmed: a new session gets exactly the changes
+    #    not acknowledged, in order
+    c.confirm()
+    check(status(conn, 'psrc')['acked_seq'] == b5again.last_seq, 'confirm(): acked_seq %s, expected %s' % (
+        status(conn, 'psrc')['acked_seq'], b5again.last_seq))
+    close(c)
+    c = Consumer(conninfo, 'psrc', max_changes=12, timeout_ms=300, depth=3).connect()
+    gen = c.batches()
+    b = next(gen)
+    check(b.first_seq == b5again.last_seq + 1 and b.lines == b6.lines,
+          'the new session starts at %d (expected %d)' % (b.first_seq, b5again.last_seq + 1))
+    random.seed(7)
+    while True:
+        acked += lines_of(b)
+        c.ack(b)
+        if acked[-1]['seq'] >= s0 + total * 3 // 4 - 1:
+            break
+        if random.random() < 0.3:          # reconnect at random points, batches out
+            c.confirm()
+            close(c)
+            c = Consumer(conninfo, 'psrc', max_changes=random.choice([5, 12, 30]), timeout_ms=300,
+                         depth=random.choice([1, 2, 4])).connect()
+            gen = c.batches()
+        b = next(gen)
+    c.sync()
+    c.close()
+    # 5. the rest with node-postgres (clients/node), a session with batches
+    #    out ended first
+    c = Consumer(conninfo, 'psrc', max_changes=12, timeout_ms=300).connect()
+    next(c.batches())
+    close(c)
+    node_dir = os.path.join(ROOT, 'clients', 'node')
+    if not os.path.exists(os.path.join(node_dir, 'node_modules', 'pg', 'package.json')):
+        sh(['bash', os.path.join(ROOT, 'scripts', 'install-npm.sh')], timeout=300)
+    script = r"""
+import pg from 'pg';
+import { batches } from './binlog_fdw_stream.mjs';
+const client = new pg.Client({ pipeline: true });
+await client.connect();
+let n = 0; const want = Number(process.argv[2]);
+for await (const b of batches(client, 'psrc', { maxChanges: 7, timeoutMs: 300, depth: 3, stop: () => n >= want })) {
+  process.stdout.write(b.lines); n += b.changes; b.ack();
+}
+await client.end();
+"""
+    path = os.path.join(node_dir, '.pipelined-test.mjs')
+    open(path, 'w').write(script)
+    try:
+        env = dict(os.environ, PGHOST=PGHOST, PGPORT=str(PGPORT), PGUSER=PGUSER, PGDATABASE=PGDB)
+        want = s0 + total - acked[-1]['seq'] - 1
+        out = sh(['node', path, str(want)], env=env, timeout=120)
+    finally:
+        os.unlink(path)
+    for x in out.split('\n')[:-1]:
+        try:
+            acked.append(json.loads(x))
+        except ValueError:
+            raise Fail('the node-postgres consumer printed a line that is not JSON: %s' % short(x, 400))
+    # every change exactly once, in order, and the rows MariaDB has
+    seqs = [x['seq'] for x in acked]
+    check(seqs == list(range(s0, s0 + total)), 'acked seqs not exactly %d..%d: %s' % (
+        s0, s0 + total - 1, short(seqs, 400)))
+    ops = [x['op'] for x in acked]
+    check(ops == (['begin'] + ['insert'] * per + ['commit']) * ntx, 'ops: %s' % short(ops, 300))
+    rows = [(int(x['after']['id']), x['after']['v']) for x in acked if x['op'] == 'insert']
+    exp = [(int(r[0]), r[1]) for r in mx(m, 'SELECT id, v FROM %s ORDER BY id' % table)]
+    check(rows == exp, 'rows delivered differ from MariaDB: %s / %s' % (short(rows), short(exp)))
+    s = status(conn, 'psrc')
+    check((s['acked_seq'], s['batches_out'], s['changes_unacked']) == (s0 + total - 1, 0, 0),
+          'at the end: acked_seq %s, batches_out %s, unacked %s' % (
+              s['acked_seq'], s['batches_out'], s['changes_unacked']))
+    drop_source(conn, 'psrc')
 
 
 # ---------------------------------------------------------------------------
@@ -1125,6 +1296,7 @@ def main():
     cases = [
         ('values', lambda: case_values(conn_box[0], m)),
         ('get-ack-rollback', lambda: case_get_ack(conn_box[0], m)),
+        ('pipelined', lambda: case_pipelined(conn_box[0], m)),
         ('consumers-race', lambda: case_race(conn_box[0], m)),
         ('filters', lambda: case_filters(conn_box[0], m)),
         ('filtered-advance', lambda: case_filtered_advance(conn_box[0], m)),

@@ -18,8 +18,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"
 cd "$BLF_ROOT"
 
-if ! /usr/bin/python3 -c 'import psycopg2, pymysql' 2>/dev/null; then
-	echo "not ok - streaming: python3-psycopg2 and python3-pymysql are needed (scripts/install-deps.sh)"
+if ! /usr/bin/python3 -c 'import psycopg2, psycopg, pymysql' 2>/dev/null; then
+	echo "not ok - streaming: python3-psycopg2, python3-psycopg and python3-pymysql are needed (scripts/install-deps.sh)"
 	exit 1
 fi
 

@@ -8,10 +8,12 @@
  * Files: apply.c (the loop; apply(), skip_change()), settings.c,
  * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
  * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
- * sync_table()), progress.c (sync_progress).  Uses the store (it consumes
+ * sync_table()), synclock.c (loads and apply kept apart), progress.c
+ * (sync_progress).  Uses the store (it consumes
  * changes through blpg_consume_*), the MySQL source (snapshots) and the
  * decoder.  Shared state: the store's slots (store.h's locking rules) and
- * the load progress area of progress.c (its own lock, see there).
+ * the load progress area of progress.c (its own lock, see there); a load
+ * and apply of the same table exclude each other by the lock of synclock.c.
  */
 #ifndef BLPG_APPLY_H
 #define BLPG_APPLY_H
@@ -156,6 +158,29 @@ extern void blpg_target_apply_row(blpg_targets *ts, blpg_target *target,
 
 /* Should changes of this table at this position be skipped (snapshot)? */
 extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);
+
+/*
+ * Is the change v (DDL) of source table schema.table in a copy of it, that
+ * is before the position of its last load?  Waits for a load of it under
+ * way (synclock.c).
+ */
+extern bool blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
+								const blpg_entry_view *v);
+
+/* ---- loads and apply kept apart (synclock.c) ---- */
+
+/*
+ * Apply: wait for any load of source table schema.table, and keep loads of
+ * it out until this transaction ends.
+ */
+extern void blpg_sync_lock_share(Oid serverid, const char *schema, const char *table);
+
+/*
+ * A load: lock the source tables (names: schema, table, schema, table...
+ * as String nodes) against apply and other loads until this transaction
+ * ends; all at once, never waiting while holding one of them.
+ */
+extern void blpg_sync_lock_tables(Oid serverid, List *names);
 
 /* ---- DDL (ddl.c) ---- */
 

@@ -637,17 +637,20 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		relid = get_relname_relid(target_table, get_namespace_oid(schema, false));
 		res.created = true;
 	}
-	rel = table_open(relid, RowExclusiveLock);
 	res.target = psprintf("%s.%s", quote_identifier(schema), quote_identifier(target_table));
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
-					   RelationGetRelationName(rel));
-	if (truncate)
+	/* before the relation is open here: TRUNCATE refuses a table in use */
+	if (truncate && !res.created)
 	{
 		if (SPI_execute(psprintf("TRUNCATE %s", res.target), false, 0) < 0)
 			elog(ERROR, "could not truncate %s", res.target);
 		CommandCounterIncrement();
 	}
+	rel = table_open(relid, RowExclusiveLock);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+	if (truncate)
+		;
 	else if (!res.created &&
 			 (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", res.target), true, 1) != SPI_OK_SELECT ||
 			  SPI_processed > 0))
@@ -805,6 +808,27 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	so.ssl_cert = cfg->ssl_cert;
 	so.ssl_key = cfg->ssl_key;
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+
+	/*
+	 * Apply keeps off these tables until this transaction ends, and sees
+	 * their positions then (synclock.c); taken before the snapshot, so
+	 * that what apply wrote into them before is older than the copy.
+	 */
+	{
+		List	   *names = NIL;
+
+		for (int i = 0; i < n; i++)
+		{
+			const char *src = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+			const char *dot = src ? strchr(src, '.') : NULL;
+
+			if (dot == NULL)
+				continue;		/* load_table reports it */
+			names = lappend(names, makeString(pnstrdup(src, dot - src)));
+			names = lappend(names, makeString(pstrdup(dot + 1)));
+		}
+		blpg_sync_lock_tables(server->serverid, names);
+	}
 
 	/*
 	 * Table definitions are not part of a snapshot: DDL on a table between

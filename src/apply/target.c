@@ -53,6 +53,7 @@
 #include "executor/nodeModifyTable.h"
 #include "access/heapam.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_relation.h"
@@ -68,6 +69,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/acl.h"
 #include "utils/rls.h"
@@ -147,6 +149,7 @@ struct blpg_target
 struct blpg_targets
 {
 	char	   *server_name;
+	Oid			serverid;
 	const blpg_apply_options *opts;
 	HTAB	   *by_version;
 	HTAB	   *mappings;
@@ -191,6 +194,58 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 
 /* ---- mappings ---- */
 
+#define MAPPING_COLUMNS "source_schema, source_table, target_schema, target_table, " \
+	"key_columns, conflict, sync_file, sync_pos, skip FROM binlog_fdw.table_mapping "
+
+/* One row of MAPPING_COLUMNS into ts->mappings. */
+static void
+store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
+{
+	char		key[NAMEDATALEN * 2 + 2];
+	table_mapping *m;
+	bool		found;
+	char	   *s;
+	MemoryContext old;
+
+	snprintf(key, sizeof(key), "%s.%s", SPI_getvalue(tup, desc, 1), SPI_getvalue(tup, desc, 2));
+	m = hash_search(ts->mappings, key, HASH_ENTER, &found);
+	old = MemoryContextSwitchTo(ts->cxt);
+	s = SPI_getvalue(tup, desc, 3);
+	m->target_schema = s ? pstrdup(s) : NULL;
+	s = SPI_getvalue(tup, desc, 4);
+	m->target_table = s ? pstrdup(s) : NULL;
+	m->key_columns = NIL;
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(tup, desc, 5, &isnull);
+
+		if (!isnull)
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+							  &elems, &nulls, &n);
+			for (int k = 0; k < n; k++)
+				if (!nulls[k])
+					m->key_columns = lappend(m->key_columns, TextDatumGetCString(elems[k]));
+		}
+	}
+	s = SPI_getvalue(tup, desc, 6);
+	m->conflict = s == NULL ? -1 :
+		strcmp(s, "skip") == 0 ? BLPG_CONFLICT_SKIP :
+		strcmp(s, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
+	s = SPI_getvalue(tup, desc, 7);
+	m->has_sync = s != NULL;
+	strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
+	s = SPI_getvalue(tup, desc, 8);
+	m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
+	s = SPI_getvalue(tup, desc, 9);
+	m->skip = s && s[0] == 't';
+	MemoryContextSwitchTo(old);
+}
+
 static void
 load_mappings_fn(void *arg)
 {
@@ -199,59 +254,48 @@ load_mappings_fn(void *arg)
 	Datum		args[1];
 
 	args[0] = CStringGetTextDatum(ts->server_name);
-	if (SPI_execute_with_args("SELECT source_schema, source_table, target_schema, target_table, "
-							  "key_columns, conflict, sync_file, sync_pos, skip "
-							  "FROM binlog_fdw.table_mapping WHERE server_name = $1",
+	if (SPI_execute_with_args("SELECT " MAPPING_COLUMNS "WHERE server_name = $1",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read binlog_fdw.table_mapping");
 	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char		key[NAMEDATALEN * 2 + 2];
-		table_mapping *m;
-		bool		found;
-		char	   *s;
-		MemoryContext old;
+		store_mapping(ts, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+}
 
-		snprintf(key, sizeof(key), "%s.%s", SPI_getvalue(tup, desc, 1), SPI_getvalue(tup, desc, 2));
-		m = hash_search(ts->mappings, key, HASH_ENTER, &found);
-		old = MemoryContextSwitchTo(ts->cxt);
-		s = SPI_getvalue(tup, desc, 3);
-		m->target_schema = s ? pstrdup(s) : NULL;
-		s = SPI_getvalue(tup, desc, 4);
-		m->target_table = s ? pstrdup(s) : NULL;
-		m->key_columns = NIL;
-		{
-			bool		isnull;
-			Datum		d = SPI_getbinval(tup, desc, 5, &isnull);
+typedef struct refresh_arg
+{
+	blpg_targets *ts;
+	const char *schema;
+	const char *table;
+} refresh_arg;
 
-			if (!isnull)
-			{
-				Datum	   *elems;
-				bool	   *nulls;
-				int			n;
+/*
+ * The mapping of one source table as committed now, not as of this
+ * transaction's snapshot: a load of it may have committed since (its
+ * position is what apply must skip up to).
+ */
+static void
+refresh_mapping_fn(void *arg)
+{
+	refresh_arg *ra = arg;
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	SPIPlanPtr	plan;
+	char		key[NAMEDATALEN * 2 + 2];
 
-				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-								  &elems, &nulls, &n);
-				for (int k = 0; k < n; k++)
-					if (!nulls[k])
-						m->key_columns = lappend(m->key_columns, TextDatumGetCString(elems[k]));
-			}
-		}
-		s = SPI_getvalue(tup, desc, 6);
-		m->conflict = s == NULL ? -1 :
-			strcmp(s, "skip") == 0 ? BLPG_CONFLICT_SKIP :
-			strcmp(s, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
-		s = SPI_getvalue(tup, desc, 7);
-		m->has_sync = s != NULL;
-		strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
-		s = SPI_getvalue(tup, desc, 8);
-		m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
-		s = SPI_getvalue(tup, desc, 9);
-		m->skip = s && s[0] == 't';
-		MemoryContextSwitchTo(old);
-	}
+	args[0] = CStringGetTextDatum(ra->ts->server_name);
+	args[1] = CStringGetTextDatum(ra->schema);
+	args[2] = CStringGetTextDatum(ra->table);
+	plan = SPI_prepare("SELECT " MAPPING_COLUMNS
+					   "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
+					   3, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.table_mapping");
+	snprintf(key, sizeof(key), "%s.%s", ra->schema, ra->table);
+	hash_search(ra->ts->mappings, key, HASH_REMOVE, NULL);
+	if (SPI_processed == 1)
+		store_mapping(ra->ts, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
 }
 
 /*
@@ -278,6 +322,7 @@ blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 	HASHCTL		ctl;
 
 	ts->server_name = pstrdup(server_name);
+	ts->serverid = GetForeignServerByName(server_name, false)->serverid;
 	ts->opts = opts;
 	ts->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw targets",
 									ALLOCSET_DEFAULT_SIZES);
@@ -469,6 +514,14 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 
 	snprintf(key, sizeof(key), "%s.%s", t->schema.ptr, t->name.ptr);
 	tg->src_name = pstrdup(key);
+
+	/* wait for a load of the table, then see its position (synclock.c) */
+	blpg_sync_lock_share(ts->serverid, t->schema.ptr, t->name.ptr);
+	{
+		refresh_arg ra = {ts, t->schema.ptr, t->name.ptr};
+
+		blpg_run_as_owner(refresh_mapping_fn, &ra);
+	}
 	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
 	if (m && m->skip)
 	{
@@ -704,12 +757,45 @@ blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 	return e->target->skip ? NULL : e->target;
 }
 
+/* Is the change of v before position file:pos? */
+static bool
+change_before(const blpg_entry_view *v, const char *file, uint64 pos)
+{
+	char		vfile[BLPG_FILE_LEN];
+	size_t		len = Min((size_t) v->e->file_len, sizeof(vfile) - 1);
+
+	/* the entry's file name is not NUL-terminated (other strings follow) */
+	memcpy(vfile, v->file, len);
+	vfile[len] = '\0';
+	return blpg_position_cmp(vfile, v->e->event_pos, file, pos) < 0;
+}
+
+/*
+ * A change of a table loaded by snapshot() / sync_table() is in the copy if
+ * it comes before the copy's consistent position (the end of the last
+ * transaction the copy holds): it is skipped for that table only.
+ */
 bool
 blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
 {
 	if (!target->has_sync)
 		return false;
-	return blpg_position_cmp(v->file, v->e->event_pos, target->sync_file, target->sync_pos) < 0;
+	return change_before(v, target->sync_file, target->sync_pos);
+}
+
+bool
+blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
+					const blpg_entry_view *v)
+{
+	char		key[NAMEDATALEN * 2 + 2];
+	table_mapping *m;
+	refresh_arg ra = {ts, schema, table};
+
+	blpg_sync_lock_share(ts->serverid, schema, table);
+	blpg_run_as_owner(refresh_mapping_fn, &ra);
+	snprintf(key, sizeof(key), "%s.%s", schema, table);
+	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
+	return m && m->has_sync && change_before(v, m->sync_file, m->sync_pos);
 }
 
 /* ---- rows ---- */

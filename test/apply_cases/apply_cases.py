@@ -44,6 +44,12 @@ Cases:
                    GEOMETRY columns as EWKB bytea, and as PostGIS geometry
                    when the extension is in the target database
                    (cases_geometry.py)
+  sync-running     sync_table() and snapshot() of tables whose changes are in
+                   the ring and not applied yet (keyed and keyless, after a
+                   partial apply): every table equals MariaDB's, no duplicate
+  sync-continuous  sync_table() and snapshot(truncate) again and again while
+                   the continuous apply worker applies a writer's changes
+                   (cases_load.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -61,6 +67,7 @@ import cases_ddl                                    # noqa: E402
 import cases_geometry                               # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
+import cases_load                                   # noqa: E402
 import cases_security                               # noqa: E402
 import apply_types                                  # noqa: E402
 from harness import (KEEP, MDB_PREFIX, PGDB, Runner, log, mdb, mx, pg, q, q1, short)  # noqa: E402
@@ -118,6 +125,8 @@ def main():
         ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
         ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
+        ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
+        ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -49,7 +49,8 @@ Cases:
                    partial apply): every table equals MariaDB's, no duplicate
   sync-continuous  sync_table() and snapshot(truncate) again and again while
                    the continuous apply worker applies a writer's changes
-                   (cases_load.py)
+  snapshot-gtid    the GTID state snapshot() records is the one at its
+                   position while a writer commits (cases_load.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -127,6 +128,7 @@ def main():
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
         ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
+        ('snapshot-gtid', lambda: cases_load.case_snapshot_gtid(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -245,3 +245,48 @@ def case_sync_continuous(conn, m):
     finally:
         halt.set()
         src.drop()
+
+
+def case_snapshot_gtid(conn, m):
+    """
+    The GTID state snapshot() records for a source that never streamed is
+    the state at the copy's own position (BINLOG_GTID_POS), not one read
+    a moment later, while a writer commits as fast as it can: a state ahead
+    of the position would make a GTID start skip the transactions between.
+    """
+    create_tables(m)
+    halt = threading.Event()
+    errors = []
+
+    def writer():
+        wm = mdb()
+        n = 0
+        try:
+            while not halt.is_set():
+                n += 1
+                mx(wm, 'UPDATE %s.o SET v = v + 1 WHERE id = %d' % (DB, n % 100 + 1))
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+        finally:
+            wm.close()
+
+    th = threading.Thread(target=writer, daemon=True)
+    th.start()
+    try:
+        for i in range(20):
+            q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
+            src = Source(conn, 'ac_loadg', r'^blf_ac_load\.')
+            try:
+                src.snapshot(['%s.o' % DB])
+                f, p, g = q(conn, 'SELECT file, pos, gtid_state FROM binlog_fdw.source_state '
+                                  'WHERE server_name = %s', ('ac_loadg',))[0]
+                want = mx(m, 'SELECT BINLOG_GTID_POS(%s, %s)', (f, p))[0][0]
+                check(g == want, 'snapshot %d: the recorded GTID state %s is not the one at %s:%s (%s)'
+                      % (i, g, f, p, want))
+            finally:
+                src.drop()
+        check(not errors, 'the writer failed: %s' % errors)
+    finally:
+        halt.set()
+        th.join(30)
+        q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)

@@ -50,7 +50,12 @@ Cases:
   sync-continuous  sync_table() and snapshot(truncate) again and again while
                    the continuous apply worker applies a writer's changes
   snapshot-gtid    the GTID state snapshot() records is the one at its
-                   position while a writer commits (cases_load.py)
+                   position while a writer commits
+  load-chunked     CALL load() in chunks while a writer moves rows between
+                   chunks and the continuous worker applies; the loader's
+                   MySQL connection killed, the loading backend killed -9;
+                   called again it goes on at the next chunk; tables equal
+                   MariaDB's (cases_load.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -129,6 +134,7 @@ def main():
         ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
         ('snapshot-gtid', lambda: cases_load.case_snapshot_gtid(conn_box[0], m)),
+        ('load-chunked', lambda: cases_load.case_load_chunked(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

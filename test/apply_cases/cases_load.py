@@ -7,7 +7,9 @@ with no duplicate (a keyless table would take duplicates without an
 error, a keyed one would stop on a duplicate key).
 """
 
+import os
 import random
+import signal
 import threading
 import time
 
@@ -290,3 +292,160 @@ def case_snapshot_gtid(conn, m):
         halt.set()
         th.join(30)
         q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
+
+
+# ---------------------------------------------------------------------------
+# chunked loads: CALL binlog_fdw.load()
+
+def chunks(conn, server, table):
+    return q1(conn, 'SELECT cardinality(load_key_hi) FROM binlog_fdw.table_mapping '
+                    'WHERE server_name = %s AND source_schema = %s AND source_table = %s',
+              (server, DB, table)) or 0
+
+
+class KeyMoves(Writes):
+    """Writes plus updates that move rows of k across chunks (up, down)."""
+
+    def one(self):
+        r = self.rnd
+        if r.random() < 0.15:
+            x = r.randint(1, 30000)
+            if r.random() < 0.5:
+                mx(self.m, 'UPDATE %s.k SET id = id + 1000000 WHERE id = %d' % (DB, x))
+            else:
+                mx(self.m, 'UPDATE %s.k SET id = -id WHERE id = %d' % (DB, x))
+            return
+        Writes.one(self)
+
+
+def loader_mysql_connections(m):
+    return [r[0] for r in mx(m, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = %s "
+                                "AND COMMAND <> 'Binlog Dump' AND ID <> CONNECTION_ID()", ('repl',))]
+
+
+def case_load_chunked(conn, m):
+    """
+    load() in chunks of 1000 rows while a writer changes the tables (rows
+    moving between chunks too) and the continuous apply worker applies;
+    faults between chunks: the loader's MySQL connection killed, the
+    loading backend killed with -9 (PostgreSQL restarts); load() called
+    again goes on at the next chunk; in the end every table equals MariaDB's.
+    """
+    create_tables(m)
+    mx(m, 'INSERT INTO %s.k SELECT seq, seq FROM %s.seq_101_to_30000' % (DB, DB))
+    mx(m, "INSERT INTO %s.nk SELECT seq %% 10, 'filler' FROM %s.seq_1_to_3000" % (DB, DB))
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
+    src = Source(conn, 'ac_loadk', r'^blf_ac_load\.', keyless='full_row', unmapped='skip',
+                 continuous='true')
+    halt = threading.Event()
+    errors = []
+    tables = ['%s.%s' % (DB, t) for t in ('k', 'nk', 'o')]
+
+    def writer():
+        wm = mdb()
+        w = KeyMoves(wm, 3303)
+        w.next_id = 2000000
+        try:
+            while not halt.is_set():
+                w.one()
+                time.sleep(0.002)
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+        finally:
+            wm.close()
+
+    def call_load(c):
+        q(c, 'CALL binlog_fdw.load(%s, %s, 1000)', ('ac_loadk', tables))
+
+    th = threading.Thread(target=writer, daemon=True)
+    try:
+        src.start()
+        wait_for('the apply worker of ac_loadk', lambda: (status(conn, 'ac_loadk') or {}).get('apply_pid'), 30)
+        th.start()
+
+        # fault 1: the loader's MySQL connection killed, whenever it has one
+        loader = pg()
+        res = {}
+
+        def run():
+            try:
+                call_load(loader)
+            except Exception as e:                  # noqa: BLE001
+                res['error'] = e
+        tl = threading.Thread(target=run)
+        tl.start()
+        wait_for('3 chunks of k', lambda: chunks(conn, 'ac_loadk', 'k') >= 3, 60, 0.02)
+        killed = 0
+        while tl.is_alive():
+            for i in loader_mysql_connections(m):
+                try:
+                    mx(m, 'KILL %d' % i)
+                    killed += 1
+                except Exception:                   # noqa: BLE001
+                    pass                            # gone meanwhile
+            time.sleep(0.005)
+        tl.join(60)
+        done_before = chunks(conn, 'ac_loadk', 'k')
+        check('error' in res, 'load() ended without an error while its connections were killed (%d)' % killed)
+        log('load() stopped after %d kills, %d chunks of k done: %s'
+            % (killed, done_before, short(str(res['error']).strip(), 300)))
+        loader.close()
+
+        # fault 2: kill -9 of the loading backend
+        res.clear()
+        loader = pg()
+        tl = threading.Thread(target=run)
+        tl.start()
+        wait_for('a chunk more of k', lambda: chunks(conn, 'ac_loadk', 'k') >= done_before + 1, 60, 0.02)
+        lpid = q1(conn, "SELECT pid FROM pg_stat_activity WHERE query LIKE 'CALL binlog_fdw.load%%' "
+                        "AND pid <> pg_backend_pid()")
+        check(lpid, 'no backend runs load()')
+        os.kill(lpid, signal.SIGKILL)
+        tl.join(60)
+        try:
+            loader.close()
+        except Exception:                           # noqa: BLE001
+            pass
+        # the postmaster restarts every backend
+        time.sleep(1)
+        wait_for('PostgreSQL back', lambda: q1(pg(), 'SELECT 1'), 60, 0.2)
+        conn2 = pg()
+        wait_for('ac_loadk streaming again',
+                 lambda: (status(conn2, 'ac_loadk') or {}).get('state') == 'streaming', 60, 0.2)
+        log('killed load() backend %d after %d chunks of k' % (lpid, chunks(conn2, 'ac_loadk', 'k')))
+
+        # again: goes on at the next chunk, to the end
+        call_load(conn2)
+        n = chunks(conn2, 'ac_loadk', 'k')
+        check(n >= 30, 'k was loaded in %d chunks' % n)
+        log('k loaded in %d chunks' % n)
+        time.sleep(0.5)
+        halt.set()
+        th.join(30)
+        check(not errors, 'the writer failed: %s' % errors)
+        mx(m, 'INSERT INTO %s.o VALUES (999999, 0)' % DB)
+        wait_for('the marker row in PostgreSQL',
+                 lambda: q1(conn2, 'SELECT count(*) FROM %s.o WHERE id = 999999' % DB), 60, 0.1)
+        st = status(conn2, 'ac_loadk')
+        check(not st.get('apply_error'), 'the apply worker had an error: %s' % short(st.get('apply_error'), 600))
+        same_all(conn2, m, 'load() in chunks with faults')
+        moved = q1(conn2, 'SELECT count(*) FROM %s.k WHERE id < 0 OR id BETWEEN 1000000 AND 1999999' % DB)
+        check(moved > 0, 'no row moved between chunks')
+        log('%d rows of k moved between chunks' % moved)
+        ls = q(conn2, 'SELECT chunks, keys_to, complete, last_position FROM binlog_fdw.load_status '
+                      'WHERE server = %s AND source = %s', ('ac_loadk', '%s.k' % DB))
+        check(len(ls) == 1 and ls[0][0] == n and ls[0][2] is True and ls[0][3].startswith('mysql-bin.'),
+              'load_status of k: %s (%d chunks)' % (ls, n))
+        check(ls[0][1] >= 28000, 'load_status of k: keys up to %s' % ls[0][1])
+        ls = q(conn2, 'SELECT chunks, keys_to, complete FROM binlog_fdw.load_status '
+                      'WHERE server = %s AND source = %s', ('ac_loadk', '%s.nk' % DB))
+        check(ls == [(1, None, True)], 'load_status of the keyless nk: %s' % ls)
+        # loaded: a second call does nothing
+        call_load(conn2)
+        check(chunks(conn2, 'ac_loadk', 'k') == n, 'load() of a loaded table copied again')
+        conn2.close()
+    finally:
+        halt.set()
+        src.conn = pg()
+        src.drop()
+        src.conn.close()

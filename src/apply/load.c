@@ -28,6 +28,10 @@
  * the first chunk; a later chunk that finds another one stops with an
  * error (the copy so far has the old shape): drop the target and load
  * again.
+ *
+ * Several load() calls (one per session) load several tables at once, and
+ * share the chunks of one table: each reads the table's progress under the
+ * chunk's lock and copies the next chunk.
  */
 #include "apply/apply.h"
 
@@ -78,7 +82,7 @@ state_read_fn(void *arg)
 							  "FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
 							  "AND load_key_hi IS NOT NULL",
-							  3, types, vals, NULL, true, 1) != SPI_OK_SELECT)
+							  3, types, vals, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read binlog_fdw.table_mapping");
 	if (SPI_processed == 1)
 	{
@@ -173,6 +177,18 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 
 	/* apply waits for this chunk; it reads the chunks after it */
 	blpg_sync_lock_tables(serverid, list_make2(makeString((char *) db), makeString((char *) table)));
+
+	/*
+	 * Where the load is now, read under the lock (read-write: a snapshot
+	 * taken now): another load() of the table may have copied chunks
+	 * since, which this one continues after.
+	 */
+	if (!truncate)
+	{
+		blpg_run_as_owner(state_read_fn, st);
+		if (st->complete)
+			return true;
+	}
 	memset(&err, 0, sizeof(err));
 	snap = bl_snapshot_open(so, &err);
 	if (snap == NULL)

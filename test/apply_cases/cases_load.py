@@ -329,7 +329,8 @@ def case_load_chunked(conn, m):
     moving between chunks too) and the continuous apply worker applies;
     faults between chunks: the loader's MySQL connection killed, the
     loading backend killed with -9 (PostgreSQL restarts); load() called
-    again goes on at the next chunk; in the end every table equals MariaDB's.
+    again from two sessions at once goes on at the next chunk; in the end
+    every table equals MariaDB's and load_status shows the chunks.
     """
     create_tables(m)
     mx(m, 'INSERT INTO %s.k SELECT seq, seq FROM %s.seq_101_to_30000' % (DB, DB))
@@ -414,8 +415,24 @@ def case_load_chunked(conn, m):
                  lambda: (status(conn2, 'ac_loadk') or {}).get('state') == 'streaming', 60, 0.2)
         log('killed load() backend %d after %d chunks of k' % (lpid, chunks(conn2, 'ac_loadk', 'k')))
 
-        # again: goes on at the next chunk, to the end
-        call_load(conn2)
+        # again, from two sessions at once: they go on at the next chunk and
+        # share the rest (each chunk once), to the end
+        res2 = []
+
+        def again():
+            c = pg()
+            try:
+                call_load(c)
+            except Exception as e:                  # noqa: BLE001
+                res2.append(e)
+            finally:
+                c.close()
+        ts = [threading.Thread(target=again) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120)
+        check(not res2, 'load() from two sessions: %s' % res2)
         n = chunks(conn2, 'ac_loadk', 'k')
         check(n >= 30, 'k was loaded in %d chunks' % n)
         log('k loaded in %d chunks' % n)

@@ -147,3 +147,32 @@ AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 CREATE VIEW status AS SELECT * FROM status();
 REVOKE ALL ON FUNCTION status() FROM PUBLIC;
 REVOKE ALL ON status FROM PUBLIC;
+
+-- Chunked loads (load()): the chunks of a table's load, on its mapping row
+-- (so they follow RENAME and DROP of the server with it).
+ALTER TABLE table_mapping
+    ADD COLUMN load_key_hi text[],
+    ADD COLUMN load_file text[],
+    ADD COLUMN load_pos bigint[],
+    ADD COLUMN load_digest text;
+
+CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
+                      truncate boolean DEFAULT false)
+AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
+COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
+REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
+
+-- The chunked loads of load(), per table: chunks committed, the key they
+-- reach, the position and time of the last one, complete or not.
+CREATE VIEW load_status AS
+SELECT server_name AS server,
+       source_schema || '.' || source_table AS source,
+       cardinality(load_key_hi) AS chunks,
+       (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
+       load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+       load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
+       synced_at AS last_chunk_at
+  FROM table_mapping
+ WHERE load_key_hi IS NOT NULL;
+REVOKE ALL ON load_status FROM PUBLIC;

@@ -236,7 +236,11 @@ REVOKE ALL ON status FROM PUBLIC;
 
 -- Where MySQL tables go, when not to schema.table of the same names, and
 -- per-table apply settings.  sync_file/sync_pos: changes before this
--- position are already in the table (its initial load).
+-- position are already in the table (its initial load).  load_*: the chunks
+-- of a chunked load (load()), in key order: chunk i holds the keys up to
+-- load_key_hi[i] (NULL: all the rest, the load is complete) as of binlog
+-- position load_file[i]:load_pos[i]; load_digest: the table's definition
+-- when the load began.
 CREATE TABLE table_mapping (
     server_name text NOT NULL,
     source_schema text NOT NULL,
@@ -249,6 +253,10 @@ CREATE TABLE table_mapping (
     sync_file text,
     sync_pos bigint,
     synced_at timestamptz,
+    load_key_hi text[],
+    load_file text[],
+    load_pos bigint[],
+    load_digest text,
     PRIMARY KEY (server_name, source_schema, source_table)
 );
 REVOKE ALL ON table_mapping FROM PUBLIC;
@@ -314,6 +322,14 @@ RETURNS bigint
 LANGUAGE sql
 AS $$ SELECT rows FROM binlog_fdw.snapshot(sync_table.server, ARRAY[sync_table.source], sync_table.truncate) $$;
 
+-- Initial load in primary-key chunks, each committed with its progress;
+-- called again after a failure it goes on at the next chunk.
+CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
+                      truncate boolean DEFAULT false)
+AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
+COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
+
 CREATE FUNCTION sync_progress(
     OUT pid integer,
     OUT server text,
@@ -328,6 +344,21 @@ CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
 
 REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, boolean),
     sync_progress() FROM PUBLIC;
+REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
+
+-- The chunked loads of load(), per table: chunks committed, the key they
+-- reach, the position and time of the last one, complete or not.
+CREATE VIEW load_status AS
+SELECT server_name AS server,
+       source_schema || '.' || source_table AS source,
+       cardinality(load_key_hi) AS chunks,
+       (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
+       load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+       load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
+       synced_at AS last_chunk_at
+  FROM table_mapping
+ WHERE load_key_hi IS NOT NULL;
+REVOKE ALL ON load_status FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
 
 -- A dropped source: its worker stops when the DROP commits (the library

@@ -118,9 +118,22 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 					{
 						if (bl_rows_next(dec, &rows.u.rows, &before, &after, &err) != 1)
 							blpg_report_decoder_error(ERROR, &err, server_name);
-						if (tg == NULL || blpg_target_before_sync(tg, &v))
+						if (tg == NULL)
 							continue;
-						blpg_target_apply_row(ts, tg, (bl_op) e->op, &before, &after, &v);
+						if (blpg_target_chunked(tg))
+						{
+							/* a chunked load: by the chunk of the row's key */
+							int			op = blpg_target_chunk_op(tg, &v, (bl_op) e->op,
+																  &before, &after);
+
+							if (op < 0)
+								continue;
+							blpg_target_apply_row(ts, tg, (bl_op) op, &before, &after, &v);
+						}
+						else if (blpg_target_before_sync(tg, &v))
+							continue;
+						else
+							blpg_target_apply_row(ts, tg, (bl_op) e->op, &before, &after, &v);
 						res->rows++;
 					}
 					break;

@@ -8,10 +8,12 @@
  * Files: apply.c (the loop; apply(), skip_change()), settings.c,
  * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
  * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
- * sync_table()), progress.c (sync_progress).  Uses the store (it consumes
+ * sync_table()), load.c (CALL load(): chunked, resumable), synclock.c
+ * (loads and apply kept apart), progress.c (sync_progress).  Uses the store (it consumes
  * changes through blpg_consume_*), the MySQL source (snapshots) and the
  * decoder.  Shared state: the store's slots (store.h's locking rules) and
- * the load progress area of progress.c (its own lock, see there).
+ * the load progress area of progress.c (its own lock, see there); a load
+ * and apply of the same table exclude each other by the lock of synclock.c.
  */
 #ifndef BLPG_APPLY_H
 #define BLPG_APPLY_H
@@ -156,6 +158,73 @@ extern void blpg_target_apply_row(blpg_targets *ts, blpg_target *target,
 
 /* Should changes of this table at this position be skipped (snapshot)? */
 extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);
+
+/*
+ * A table under (or after) a chunked load: which operation of a row change
+ * to apply (-1: none, the copy holds it; an update may become the delete of
+ * its old key or the insert of its new one).
+ */
+extern bool blpg_target_chunked(blpg_target *target);
+extern int	blpg_target_chunk_op(blpg_target *target, const blpg_entry_view *v, bl_op op,
+								 const bl_row *before, const bl_row *after);
+/* An integer literal (a chunk's key bound) -> int128; false if it is not one. */
+extern bool blpg_parse_int128(const char *s, int128 *out);
+
+/*
+ * Is the change v (DDL) of source table schema.table in a copy of it, that
+ * is before the position of its last load?  Waits for a load of it under
+ * way (synclock.c).
+ */
+extern bool blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
+								const blpg_entry_view *v);
+
+/* ---- initial loads (snapshot.c, load.c) ---- */
+
+struct bl_snapshot;
+
+/* One chunk of a chunked load (load.c), for blpg_load_table(). */
+typedef struct blpg_load_chunk
+{
+	bool		first;			/* the first: creates, truncates or checks
+								 * the target is empty, writes the mapping */
+	int64		limit;			/* rows at most */
+	const char *after;			/* the chunk's keys are above this one
+								 * (an integer literal), NULL: from the start */
+	/* results */
+	bool		chunked;		/* false: the table has no single integer
+								 * primary key and was copied whole */
+	int64		rows;
+	bool		created;
+	char	   *target;			/* quoted schema.table */
+	char	   *target_schema;
+	char	   *target_table;
+	char	   *last_key;		/* the key of the last row copied, NULL: none */
+} blpg_load_chunk;
+
+/*
+ * Copy source ("db.table") from the open snapshot snap (at file:pos) into
+ * its target in the current transaction: all of it (chunk NULL, as
+ * snapshot() does) or one chunk.
+ */
+extern void blpg_load_table(const char *server_name, struct bl_snapshot *snap,
+							const char *source, const blpg_apply_options *opts,
+							bool truncate, const char *file, uint64 pos,
+							blpg_load_chunk *chunk);
+
+/* ---- loads and apply kept apart (synclock.c) ---- */
+
+/*
+ * Apply: wait for any load of source table schema.table, and keep loads of
+ * it out until this transaction ends.
+ */
+extern void blpg_sync_lock_share(Oid serverid, const char *schema, const char *table);
+
+/*
+ * A load: lock the source tables (names: schema, table, schema, table...
+ * as String nodes) against apply and other loads until this transaction
+ * ends; all at once, never waiting while holding one of them.
+ */
+extern void blpg_sync_lock_tables(Oid serverid, List *names);
 
 /* ---- DDL (ddl.c) ---- */
 

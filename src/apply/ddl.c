@@ -23,6 +23,10 @@
  *	              | index and key clauses (no effect on the data: ignored)
  *	              | partition clauses that move no rows in or out: ignored
  *
+ * A statement about a table that comes before the position of the table's
+ * last load (snapshot(), sync_table()) is in the copy and is not applied
+ * again (as its rows are not).
+ *
  * Statements about tables that are not synced are ignored, and so are
  * triggers (with row-based binlogs their changes come as rows events).  A
  * statement about a synced table that is not understood, or that changes
@@ -364,6 +368,8 @@ typedef struct ddl_ctx
 	bool		touched;		/* some statement is about a synced table */
 	const char *running;		/* the PostgreSQL statement being run */
 	char	   *mysql_type;		/* type of the last column_def() */
+	bool		in_copy;		/* synced_table(): false as the statement is
+								 * in the table's copy */
 } ddl_ctx;
 
 /*
@@ -507,6 +513,13 @@ synced_table(ddl_ctx *c, const char *db, const char *name, char **qualified)
 	Oid			rel = InvalidOid;
 	mapping_call m;
 
+	/*
+	 * A statement before the position of the table's last load is in the
+	 * copy (the copy was taken after it): not applied again.
+	 */
+	c->in_copy = blpg_change_in_copy(c->ts, db, name, c->v);
+	if (c->in_copy)
+		return false;
 	/* a mapping overrides */
 	get_mapping(c, db, name, &m);
 	if (m.found)
@@ -672,7 +685,7 @@ create_table(ddl_ctx *c, parser *p)
 	schema = pg_schema(c, db);
 	if (!OidIsValid(get_namespace_oid(schema, true)))
 		return;					/* a database that is not synced */
-	if (synced_table(c, db, name, &existing))
+	if (synced_table(c, db, name, &existing) || c->in_copy)
 	{
 		if (if_not_exists)
 			return;

@@ -73,6 +73,8 @@ typedef struct copy_state
 	blpg_progress *progress;
 	const blpg_apply_options *opts;
 	const char *source;
+	int			key_col;		/* chunked: the key's index in cols, or -1 */
+	StringInfoData last_key;	/* chunked: the key of the last row */
 } copy_state;
 
 static copy_state *current_copy = NULL;
@@ -287,6 +289,11 @@ next_line(copy_state *cs)
 			format_value(cs, &cs->cols[i], values[i], lengths[i], &cs->line);
 	}
 	appendStringInfoChar(&cs->line, '\n');
+	if (cs->key_col >= 0 && values[cs->key_col])
+	{
+		resetStringInfo(&cs->last_key);
+		appendBinaryStringInfo(&cs->last_key, values[cs->key_col], (int) lengths[cs->key_col]);
+	}
 	cs->rows++;
 	if (cs->rows % 1000 == 0)
 		blpg_progress_update(cs->progress, cs->rows);
@@ -555,13 +562,17 @@ mapping_write_fn(void *arg)
 	vals[4] = CStringGetTextDatum(m->target_table);
 	vals[5] = CStringGetTextDatum(m->file);
 	vals[6] = Int64GetDatum((int64) m->pos);
-	if (SPI_execute_with_args("INSERT INTO binlog_fdw.table_mapping AS m "
-							  "(server_name, source_schema, source_table, target_schema, target_table, "
-							  "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) "
-							  "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
-							  "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
-							  "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
-							  "synced_at = excluded.synced_at",
+	/* a whole copy replaces a chunked load (0.1's table has no chunks) */
+	if (SPI_execute_with_args(psprintf("INSERT INTO binlog_fdw.table_mapping AS m "
+									   "(server_name, source_schema, source_table, target_schema, target_table, "
+									   "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) "
+									   "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
+									   "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
+									   "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
+									   "synced_at = excluded.synced_at%s",
+									   blpg_tables_legacy() ? "" :
+									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
+									   "load_digest = NULL"),
 							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }
@@ -574,9 +585,32 @@ typedef struct table_result
 	bool		created;
 } table_result;
 
+/* A single integer primary key (chunks by its range): its index in cols, or -1. */
+static int
+chunk_key_column(bl_snapshot_column *cols, int ncols)
+{
+	static const char *const ints[] = {"tinyint", "smallint", "mediumint", "int", "bigint"};
+	int			key = -1;
+
+	for (int i = 0; i < ncols; i++)
+		if (cols[i].pk_position > 0)
+		{
+			if (key >= 0 || cols[i].pk_position != 1)
+				return -1;
+			key = i;
+		}
+	if (key < 0)
+		return -1;
+	for (int k = 0; k < (int) lengthof(ints); k++)
+		if (strcmp(cols[key].data_type, ints[k]) == 0)
+			return key;
+	return -1;
+}
+
 static table_result
 load_table(const char *server_name, bl_snapshot *snap, const char *source,
-		   const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos)
+		   const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos,
+		   blpg_load_chunk *chunk)
 {
 	table_result res;
 	const char *dot = strchr(source, '.');
@@ -596,6 +630,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	copy_state	cs;
 	char		qi[600];
 	snapshot_mapping mapping;
+	bool		first = chunk == NULL || chunk->first;
+	int			key_src = -1;
 
 	if (dot == NULL)
 		ereport(ERROR,
@@ -637,17 +673,20 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		relid = get_relname_relid(target_table, get_namespace_oid(schema, false));
 		res.created = true;
 	}
-	rel = table_open(relid, RowExclusiveLock);
 	res.target = psprintf("%s.%s", quote_identifier(schema), quote_identifier(target_table));
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
-					   RelationGetRelationName(rel));
-	if (truncate)
+	/* before the relation is open here: TRUNCATE refuses a table in use */
+	if (first && truncate && !res.created)
 	{
 		if (SPI_execute(psprintf("TRUNCATE %s", res.target), false, 0) < 0)
 			elog(ERROR, "could not truncate %s", res.target);
 		CommandCounterIncrement();
 	}
+	rel = table_open(relid, RowExclusiveLock);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+	if (truncate || !first)
+		;
 	else if (!res.created &&
 			 (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", res.target), true, 1) != SPI_OK_SELECT ||
 			  SPI_processed > 0))
@@ -658,6 +697,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 
 	/* SELECT the columns that have a target column, in a loadable form */
 	memset(&cs, 0, sizeof(cs));
+	cs.key_col = -1;
+	if (chunk)
+		key_src = chunk_key_column(cols, ncols);
 	cs.cols = palloc0(sizeof(copy_col) * ncols);
 	initStringInfo(&select);
 	appendStringInfoString(&select, "SELECT ");
@@ -674,6 +716,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 			continue;
 		c = &cs.cols[cs.ncols];
 		c->src = &cols[i];
+		if (i == key_src)
+			cs.key_col = cs.ncols;
 		bl_snapshot_quote_ident(cols[i].name, qi, sizeof(qi));
 		if (cs.ncols)
 			appendStringInfoString(&select, ", ");
@@ -733,6 +777,18 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("target %s has no column of %s", res.target, source)));
+	/* a chunk: the next key range, in the key's order */
+	if (chunk && cs.key_col >= 0 && chunk->limit > 0)
+	{
+		bl_snapshot_quote_ident(cols[key_src].name, qi, sizeof(qi));
+		if (chunk->after)
+			appendStringInfo(&select, " WHERE %s > %s", qi, chunk->after);
+		appendStringInfo(&select, " ORDER BY %s LIMIT " INT64_FORMAT, qi, chunk->limit);
+		chunk->chunked = true;
+	}
+	else if (chunk)
+		chunk->chunked = false;
+	initStringInfo(&cs.last_key);
 
 	if (bl_snapshot_query(snap, select.data, &err) != 0 && bl_snapshot_definition_changed(snap))
 		snapshot_ddl_raced = true;
@@ -752,13 +808,34 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	res.rows = run_copy(rel, attnames, &cs);
 	table_close(rel, NoLock);
 
+	if (chunk)
+	{
+		chunk->rows = res.rows;
+		chunk->created = res.created;
+		chunk->target = res.target;
+		chunk->last_key = cs.last_key.len ? cs.last_key.data : NULL;
+		chunk->target_schema = schema;
+		chunk->target_table = target_table;
+	}
 	/* from here on, apply takes over: changes after the snapshot */
-	mapping.target_schema = schema;
-	mapping.target_table = target_table;
-	mapping.file = file;
-	mapping.pos = pos;
-	blpg_run_as_owner(mapping_write_fn, &mapping);
+	if (first)
+	{
+		mapping.target_schema = schema;
+		mapping.target_table = target_table;
+		mapping.file = file;
+		mapping.pos = pos;
+		blpg_run_as_owner(mapping_write_fn, &mapping);
+	}
 	return res;
+}
+
+void
+blpg_load_table(const char *server_name, bl_snapshot *snap, const char *source,
+				const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos,
+				blpg_load_chunk *chunk)
+{
+	snapshot_ddl_raced = false;
+	(void) load_table(server_name, snap, source, opts, truncate, file, pos, chunk);
 }
 
 Datum
@@ -805,6 +882,27 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	so.ssl_cert = cfg->ssl_cert;
 	so.ssl_key = cfg->ssl_key;
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+
+	/*
+	 * Apply keeps off these tables until this transaction ends, and sees
+	 * their positions then (synclock.c); taken before the snapshot, so
+	 * that what apply wrote into them before is older than the copy.
+	 */
+	{
+		List	   *names = NIL;
+
+		for (int i = 0; i < n; i++)
+		{
+			const char *src = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+			const char *dot = src ? strchr(src, '.') : NULL;
+
+			if (dot == NULL)
+				continue;		/* load_table reports it */
+			names = lappend(names, makeString(pnstrdup(src, dot - src)));
+			names = lappend(names, makeString(pstrdup(dot + 1)));
+		}
+		blpg_sync_lock_tables(server->serverid, names);
+	}
 
 	/*
 	 * Table definitions are not part of a snapshot: DDL on a table between
@@ -880,7 +978,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 					continue;
 
 				src = TextDatumGetCString(elems[i]);
-				lr = load_table(name, snap, src, &opts, truncate, file, pos);
+				lr = load_table(name, snap, src, &opts, truncate, file, pos, NULL);
 				/* SPI's memory goes at SPI_finish: keep the result outside */
 				spi_cxt = MemoryContextSwitchTo(cxt);
 				r = palloc(sizeof(table_result));

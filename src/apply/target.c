@@ -53,6 +53,7 @@
 #include "executor/nodeModifyTable.h"
 #include "access/heapam.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_relation.h"
@@ -68,6 +69,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/acl.h"
 #include "utils/rls.h"
@@ -84,6 +86,11 @@ typedef struct table_mapping
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
 	bool		skip;
+	int			nchunks;		/* a chunked load's chunks (load.c), in key order */
+	int128	   *chunk_hi;
+	bool	   *chunk_last;		/* no upper bound: the load's last chunk */
+	char	  **chunk_file;
+	uint64	   *chunk_pos;
 } table_mapping;
 
 typedef struct default_col
@@ -119,6 +126,12 @@ struct blpg_target
 	bool		has_sync;
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
+	int			nchunks;		/* a chunked load: see table_mapping */
+	int128	   *chunk_hi;
+	bool	   *chunk_last;
+	char	  **chunk_file;
+	uint64	   *chunk_pos;
+	int			chunk_key_src;	/* MySQL column of the chunks' key */
 	bool		partitioned;
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
@@ -147,6 +160,7 @@ struct blpg_target
 struct blpg_targets
 {
 	char	   *server_name;
+	Oid			serverid;
 	const blpg_apply_options *opts;
 	HTAB	   *by_version;
 	HTAB	   *mappings;
@@ -191,6 +205,128 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 
 /* ---- mappings ---- */
 
+#define MAPPING_COLUMNS_OF(load) "source_schema, source_table, target_schema, target_table, " \
+	"key_columns, conflict, sync_file, sync_pos, skip, " load " FROM binlog_fdw.table_mapping "
+/* 0.1's table_mapping (before ALTER EXTENSION UPDATE) has no load columns */
+#define MAPPING_COLUMNS (blpg_tables_legacy() ? \
+	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[]") : \
+	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos"))
+
+/* One row of MAPPING_COLUMNS into ts->mappings. */
+static void
+store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
+{
+	char		key[NAMEDATALEN * 2 + 2];
+	table_mapping *m;
+	bool		found;
+	char	   *s;
+	MemoryContext old;
+
+	snprintf(key, sizeof(key), "%s.%s", SPI_getvalue(tup, desc, 1), SPI_getvalue(tup, desc, 2));
+	m = hash_search(ts->mappings, key, HASH_ENTER, &found);
+	old = MemoryContextSwitchTo(ts->cxt);
+	s = SPI_getvalue(tup, desc, 3);
+	m->target_schema = s ? pstrdup(s) : NULL;
+	s = SPI_getvalue(tup, desc, 4);
+	m->target_table = s ? pstrdup(s) : NULL;
+	m->key_columns = NIL;
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(tup, desc, 5, &isnull);
+
+		if (!isnull)
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+							  &elems, &nulls, &n);
+			for (int k = 0; k < n; k++)
+				if (!nulls[k])
+					m->key_columns = lappend(m->key_columns, TextDatumGetCString(elems[k]));
+		}
+	}
+	s = SPI_getvalue(tup, desc, 6);
+	m->conflict = s == NULL ? -1 :
+		strcmp(s, "skip") == 0 ? BLPG_CONFLICT_SKIP :
+		strcmp(s, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
+	s = SPI_getvalue(tup, desc, 7);
+	m->has_sync = s != NULL;
+	strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
+	s = SPI_getvalue(tup, desc, 8);
+	m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
+	s = SPI_getvalue(tup, desc, 9);
+	m->skip = s && s[0] == 't';
+	m->nchunks = 0;
+	{
+		bool		n1,
+					n2,
+					n3;
+		Datum		hi = SPI_getbinval(tup, desc, 10, &n1);
+		Datum		files = SPI_getbinval(tup, desc, 11, &n2);
+		Datum		poss = SPI_getbinval(tup, desc, 12, &n3);
+
+		if (!n1 && !n2 && !n3)
+		{
+			Datum	   *he,
+					   *fe,
+					   *pe;
+			bool	   *hn,
+					   *fn,
+					   *pn;
+			int			nh,
+						nf,
+						np;
+
+			deconstruct_array(DatumGetArrayTypeP(hi), TEXTOID, -1, false, TYPALIGN_INT, &he, &hn, &nh);
+			deconstruct_array(DatumGetArrayTypeP(files), TEXTOID, -1, false, TYPALIGN_INT, &fe, &fn, &nf);
+			deconstruct_array(DatumGetArrayTypeP(poss), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+							  &pe, &pn, &np);
+			if (nh != nf || nh != np)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the chunks of the load of %s in binlog_fdw.table_mapping do not match", key)));
+			m->nchunks = nh;
+			m->chunk_hi = palloc0(sizeof(int128) * Max(nh, 1));
+			m->chunk_last = palloc0(sizeof(bool) * Max(nh, 1));
+			m->chunk_file = palloc0(sizeof(char *) * Max(nh, 1));
+			m->chunk_pos = palloc0(sizeof(uint64) * Max(nh, 1));
+			for (int i = 0; i < nh; i++)
+			{
+				m->chunk_last[i] = hn[i];
+				if (!hn[i] && !blpg_parse_int128(TextDatumGetCString(he[i]), &m->chunk_hi[i]))
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("chunk %d of the load of %s has a key that is not an integer", i + 1, key)));
+				m->chunk_file[i] = fn[i] ? "" : TextDatumGetCString(fe[i]);
+				m->chunk_pos[i] = pn[i] ? 0 : (uint64) DatumGetInt64(pe[i]);
+			}
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+bool
+blpg_parse_int128(const char *s, int128 *out)
+{
+	bool		neg = false;
+	uint128		v = 0;
+
+	if (*s == '-' || *s == '+')
+		neg = *s++ == '-';
+	if (*s == '\0')
+		return false;
+	for (; *s; s++)
+	{
+		if (*s < '0' || *s > '9' || v > ((uint128) 1 << 100))
+			return false;
+		v = v * 10 + (uint128) (*s - '0');
+	}
+	*out = neg ? -(int128) v : (int128) v;
+	return true;
+}
+
 static void
 load_mappings_fn(void *arg)
 {
@@ -199,59 +335,48 @@ load_mappings_fn(void *arg)
 	Datum		args[1];
 
 	args[0] = CStringGetTextDatum(ts->server_name);
-	if (SPI_execute_with_args("SELECT source_schema, source_table, target_schema, target_table, "
-							  "key_columns, conflict, sync_file, sync_pos, skip "
-							  "FROM binlog_fdw.table_mapping WHERE server_name = $1",
+	if (SPI_execute_with_args(psprintf("SELECT %sWHERE server_name = $1", MAPPING_COLUMNS),
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read binlog_fdw.table_mapping");
 	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char		key[NAMEDATALEN * 2 + 2];
-		table_mapping *m;
-		bool		found;
-		char	   *s;
-		MemoryContext old;
+		store_mapping(ts, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+}
 
-		snprintf(key, sizeof(key), "%s.%s", SPI_getvalue(tup, desc, 1), SPI_getvalue(tup, desc, 2));
-		m = hash_search(ts->mappings, key, HASH_ENTER, &found);
-		old = MemoryContextSwitchTo(ts->cxt);
-		s = SPI_getvalue(tup, desc, 3);
-		m->target_schema = s ? pstrdup(s) : NULL;
-		s = SPI_getvalue(tup, desc, 4);
-		m->target_table = s ? pstrdup(s) : NULL;
-		m->key_columns = NIL;
-		{
-			bool		isnull;
-			Datum		d = SPI_getbinval(tup, desc, 5, &isnull);
+typedef struct refresh_arg
+{
+	blpg_targets *ts;
+	const char *schema;
+	const char *table;
+} refresh_arg;
 
-			if (!isnull)
-			{
-				Datum	   *elems;
-				bool	   *nulls;
-				int			n;
+/*
+ * The mapping of one source table as committed now, not as of this
+ * transaction's snapshot: a load of it may have committed since (its
+ * position is what apply must skip up to).
+ */
+static void
+refresh_mapping_fn(void *arg)
+{
+	refresh_arg *ra = arg;
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	SPIPlanPtr	plan;
+	char		key[NAMEDATALEN * 2 + 2];
 
-				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-								  &elems, &nulls, &n);
-				for (int k = 0; k < n; k++)
-					if (!nulls[k])
-						m->key_columns = lappend(m->key_columns, TextDatumGetCString(elems[k]));
-			}
-		}
-		s = SPI_getvalue(tup, desc, 6);
-		m->conflict = s == NULL ? -1 :
-			strcmp(s, "skip") == 0 ? BLPG_CONFLICT_SKIP :
-			strcmp(s, "overwrite") == 0 ? BLPG_CONFLICT_OVERWRITE : BLPG_CONFLICT_ERROR;
-		s = SPI_getvalue(tup, desc, 7);
-		m->has_sync = s != NULL;
-		strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
-		s = SPI_getvalue(tup, desc, 8);
-		m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
-		s = SPI_getvalue(tup, desc, 9);
-		m->skip = s && s[0] == 't';
-		MemoryContextSwitchTo(old);
-	}
+	args[0] = CStringGetTextDatum(ra->ts->server_name);
+	args[1] = CStringGetTextDatum(ra->schema);
+	args[2] = CStringGetTextDatum(ra->table);
+	plan = SPI_prepare(psprintf("SELECT %sWHERE server_name = $1 AND source_schema = $2 "
+								"AND source_table = $3", MAPPING_COLUMNS),
+					   3, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.table_mapping");
+	snprintf(key, sizeof(key), "%s.%s", ra->schema, ra->table);
+	hash_search(ra->ts->mappings, key, HASH_REMOVE, NULL);
+	if (SPI_processed == 1)
+		store_mapping(ra->ts, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
 }
 
 /*
@@ -278,6 +403,7 @@ blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 	HASHCTL		ctl;
 
 	ts->server_name = pstrdup(server_name);
+	ts->serverid = GetForeignServerByName(server_name, false)->serverid;
 	ts->opts = opts;
 	ts->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw targets",
 									ALLOCSET_DEFAULT_SIZES);
@@ -469,6 +595,14 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 
 	snprintf(key, sizeof(key), "%s.%s", t->schema.ptr, t->name.ptr);
 	tg->src_name = pstrdup(key);
+
+	/* wait for a load of the table, then see its position (synclock.c) */
+	blpg_sync_lock_share(ts->serverid, t->schema.ptr, t->name.ptr);
+	{
+		refresh_arg ra = {ts, t->schema.ptr, t->name.ptr};
+
+		blpg_run_as_owner(refresh_mapping_fn, &ra);
+	}
 	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
 	if (m && m->skip)
 	{
@@ -615,6 +749,28 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		strlcpy(tg->sync_file, m->sync_file, sizeof(tg->sync_file));
 		tg->sync_pos = m->sync_pos;
 	}
+	tg->chunk_key_src = -1;
+	if (m && m->nchunks > 0)
+	{
+		tg->nchunks = m->nchunks;
+		tg->chunk_hi = m->chunk_hi;
+		tg->chunk_last = m->chunk_last;
+		tg->chunk_file = m->chunk_file;
+		tg->chunk_pos = m->chunk_pos;
+		/* one whole chunk (a keyless table) needs no key */
+		if (!(m->nchunks == 1 && m->chunk_last[0]))
+		{
+			for (int c = 0; c < tg->nconv && tg->nkey == 1; c++)
+				if (tg->conv[c].attnum == tg->key_attnums[0])
+					tg->chunk_key_src = tg->conv[c].src;
+			if (tg->chunk_key_src < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("target %s of MySQL table %s was loaded in chunks but has no single-column key to find their rows by",
+								tg->rel_name, key),
+						 errhint("Give the target the primary key of the MySQL table, or load the table again with binlog_fdw.snapshot(..., truncate => true).")));
+		}
+	}
 
 	/* executor state */
 	tg->estate = CreateExecutorState();
@@ -704,12 +860,127 @@ blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 	return e->target->skip ? NULL : e->target;
 }
 
+/* Is the change of v before position file:pos? */
+static bool
+change_before(const blpg_entry_view *v, const char *file, uint64 pos)
+{
+	char		vfile[BLPG_FILE_LEN];
+	size_t		len = Min((size_t) v->e->file_len, sizeof(vfile) - 1);
+
+	/* the entry's file name is not NUL-terminated (other strings follow) */
+	memcpy(vfile, v->file, len);
+	vfile[len] = '\0';
+	return blpg_position_cmp(vfile, v->e->event_pos, file, pos) < 0;
+}
+
+/*
+ * A change of a table loaded by snapshot() / sync_table() is in the copy if
+ * it comes before the copy's consistent position (the end of the last
+ * transaction the copy holds): it is skipped for that table only.
+ */
 bool
 blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
 {
 	if (!target->has_sync)
 		return false;
-	return blpg_position_cmp(v->file, v->e->event_pos, target->sync_file, target->sync_pos) < 0;
+	return change_before(v, target->sync_file, target->sync_pos);
+}
+
+/*
+ * Is a change of the row with this image in the copy of a chunked load?
+ * The chunk holding its key (chunk i holds the keys above chunk i-1's bound
+ * up to its own) was copied as of its position: a change before it is in
+ * the copy.  A key above every bound of a load not complete yet is in a
+ * chunk still to be copied, after this change: in the copy too.
+ */
+static bool
+chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
+{
+	int			lo = 0,
+				hi = tg->nchunks;
+	int128		key;
+
+	if (tg->chunk_key_src < 0)
+		return change_before(v, tg->chunk_file[0], tg->chunk_pos[0]);
+	{
+		const bl_value *k = (uint32) tg->chunk_key_src < row->ncols ?
+			&row->values[tg->chunk_key_src] : NULL;
+
+		if (k == NULL || (k->kind != BL_VAL_INT && k->kind != BL_VAL_UINT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a row image of MySQL table %s has no integer key, which its chunked load needs",
+							tg->src_name)));
+		key = k->kind == BL_VAL_INT ? (int128) k->v.i : (int128) k->v.u;
+	}
+	/* the first chunk whose bound is at or above the key */
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (tg->chunk_last[mid] || key <= tg->chunk_hi[mid])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == tg->nchunks)
+		return true;			/* to be copied */
+	return change_before(v, tg->chunk_file[lo], tg->chunk_pos[lo]);
+}
+
+int
+blpg_target_chunk_op(blpg_target *tg, const blpg_entry_view *v, bl_op op,
+					 const bl_row *before, const bl_row *after)
+{
+	bool		b,
+				a;
+
+	switch (op)
+	{
+		case BL_OP_INSERT:
+			return chunk_holds(tg, v, after) ? -1 : BL_OP_INSERT;
+		case BL_OP_DELETE:
+			return chunk_holds(tg, v, before) ? -1 : BL_OP_DELETE;
+		default:
+			b = !chunk_holds(tg, v, before);
+			a = !chunk_holds(tg, v, after);
+			if (b && a)
+				return BL_OP_UPDATE;
+			if (b)
+				return BL_OP_DELETE;	/* the new key's row is (to be) copied */
+			if (!a)
+				return -1;
+			/* the old key's row is not in the copy, the new one's is missing */
+			for (uint32 i = 0; i < after->ncols; i++)
+				if (after->values[i].kind == BL_VAL_ABSENT)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("an update of MySQL table %s moves a row into a chunk already copied, with a partial row image",
+									tg->src_name),
+							 errhint("Load the table with binlog_row_image FULL on the source, or with binlog_fdw.snapshot().")));
+			return BL_OP_INSERT;
+	}
+}
+
+bool
+blpg_target_chunked(blpg_target *tg)
+{
+	return tg->nchunks > 0;
+}
+
+bool
+blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
+					const blpg_entry_view *v)
+{
+	char		key[NAMEDATALEN * 2 + 2];
+	table_mapping *m;
+	refresh_arg ra = {ts, schema, table};
+
+	blpg_sync_lock_share(ts->serverid, schema, table);
+	blpg_run_as_owner(refresh_mapping_fn, &ra);
+	snprintf(key, sizeof(key), "%s.%s", schema, table);
+	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
+	return m && m->has_sync && change_before(v, m->sync_file, m->sync_pos);
 }
 
 /* ---- rows ---- */

@@ -141,8 +141,41 @@ bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
 			mysql_free_result(res);
 		if (rc != 0)
 			goto fail;
-		if (gtid && bl_mysql_query_text(s->conn, "SELECT @@global.gtid_binlog_pos", gtid, err) != 0)
-			goto fail;
+		/*
+		 * The GTID state at exactly that position: @@gtid_binlog_pos read
+		 * now could already include transactions committed after the
+		 * snapshot, which a start from this state would then skip.
+		 */
+		if (gtid)
+		{
+			size_t		flen = strlen(file);
+			char	   *esc = malloc(2 * flen + 1);
+			char	   *sql = malloc(2 * flen + 128);
+
+			if (esc == NULL || sql == NULL)
+			{
+				free(esc);
+				free(sql);
+				rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+				goto fail;
+			}
+			mysql_real_escape_string(s->conn, esc, file, (unsigned long) flen);
+			/* NULL: not an event boundary, or the file is gone */
+			snprintf(sql, 2 * flen + 128, "SELECT COALESCE(BINLOG_GTID_POS('%s', %llu), '?')",
+					 esc, (unsigned long long) *pos);
+			rc = bl_mysql_query_text(s->conn, sql, gtid, err);
+			free(esc);
+			free(sql);
+			if (rc != 0)
+				goto fail;
+			if (strcmp(*gtid, "?") == 0)
+			{
+				rc = bl_error_set(err, BL_ERR_UNSUPPORTED,
+								  "the source has no GTID state for the snapshot's position %s:%llu",
+								  file, (unsigned long long) *pos);
+				goto fail;
+			}
+		}
 	}
 	else
 	{

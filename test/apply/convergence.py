@@ -33,6 +33,15 @@ Cases (one "ok - apply-convergence/NAME" line each):
                       of that transaction is visible, later transactions
                       are not applied past it; once the constraint is
                       dropped apply resumes and converges
+  load/backend-sigkill, load/pg-immediate, load/mariadb-restart,
+  load/connection-killed
+                      CALL binlog_fdw.load() in chunks of 100 rows of every
+                      table (3000 rows each) while the writer writes and the
+                      continuous worker applies; the fault strikes after 5
+                      chunks (kill -9 of the loading backend, PostgreSQL
+                      immediate stop, MariaDB restart, the loader's MySQL
+                      connection killed); load() called again goes on at
+                      the next chunk until complete; tables equal
   pg-cron             cron.schedule(...$$SELECT binlog_fdw.apply('src')$$)
                       applies two rounds of changes (job_run_details
                       'succeeded', tables equal); runs alongside the others
@@ -465,6 +474,124 @@ for _fname, _ffn in FAULTS:
         case('%s/%s' % (_fname, _mode))(
             lambda seed, _m=_mode, _n=_fname, _f=_ffn: run_conv('%s-%s' % (_n, _m), _m, seed,
                                                                  TXNS, 100, fault=_f))
+
+
+# ---------------------------------------------------------------------------
+# chunked loads (CALL binlog_fdw.load()) with faults
+
+def load_chunks_done(server):
+    try:
+        return PG.query('SELECT coalesce(sum(chunks), 0) FROM binlog_fdw.load_status WHERE server = %s',
+                        (server,))[0][0]
+    except psycopg2.Error:
+        return None
+
+
+def run_load(name, seed, fault, ntxns=TXNS, rate=100, initial_rows=3000, chunk_rows=100):
+    """
+    The source streams (continuous apply) and the writer writes while
+    load() copies every table in chunks; the fault strikes once some chunks
+    are in; load() is called again until it completes (it goes on at the
+    next chunk); then the writes end and both sides must be equal.
+    """
+    c = Conv(name, 'continuous', seed, alters=False)
+    tables = ['%s.%s' % (c.db, t) for t in TABLE_NAMES]
+    try:
+        c.setup(initial_rows=initial_rows)
+        # changes of a table not created yet are in its first chunk
+        PG.execute("ALTER SERVER %s OPTIONS (ADD unmapped 'skip')" % c.server)
+        c.start()
+        c.write(ntxns, rate)
+        calls, errors, result = 0, [], {}
+
+        def call():
+            conn = None
+            try:
+                conn = PG.connect(app='blf-conv load')
+                conn.autocommit = True
+                with conn.cursor() as cur:
+                    cur.execute('CALL binlog_fdw.load(%s, %s, %s)', (c.server, tables, chunk_rows))
+                result['ok'] = True
+            except psycopg2.Error as e:
+                result['error'] = pg_error_text(e)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except psycopg2.Error:
+                        pass
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        calls += 1
+        wait_for(lambda: (load_chunks_done(c.server) or 0) >= 5 or not t.is_alive(), 120,
+                 'load() to commit 5 chunks', interval=0.01)
+        require(t.is_alive(), 'load() ended before the fault: %s' % result)
+        before = load_chunks_done(c.server)
+        fault(c)
+        t.join(120)
+        if 'error' in result:
+            errors.append(result['error'])
+            log('%s: load() stopped by the fault after %s chunks: %s' % (name, before, short(result['error'], 300)))
+        pg_up()
+        while 'ok' not in result:
+            require(calls < 6, 'load() did not complete in %d calls: %s' % (calls, errors))
+            result.clear()
+            call()
+            calls += 1
+            if 'error' in result:
+                errors.append(result['error'])
+                log('%s: load() call %d: %s' % (name, calls, short(result['error'], 300)))
+                time.sleep(1)
+        done = PG.query('SELECT source, chunks, complete FROM binlog_fdw.load_status WHERE server = %s '
+                        'ORDER BY source', (c.server,))
+        require(len(done) == len(tables) and all(r[2] for r in done),
+                'load_status after load(): %s' % (done,))
+        require(calls >= 2 or not errors, 'calls %d, errors %s' % (calls, errors))
+        c.finish_writes()
+        c.converge()
+        log('%s: %d load() calls, chunks %s; %s' % (name, calls, [(r[0], r[1]) for r in done], c.summary()))
+        return None
+    finally:
+        c.close()
+
+
+def fault_load_backend_sigkill(c):
+    pids = PG.query("SELECT pid FROM pg_stat_activity WHERE application_name = 'blf-conv load'")
+    require(pids, 'no backend runs load()')
+    os.kill(pids[0][0], signal.SIGKILL)
+    log('%s: killed the load() backend %d (-9)' % (c.name, pids[0][0]))
+    time.sleep(1)
+    pg_up()
+    wait_for(lambda: status(c.server).get('state') == 'streaming', 60, 'the source to stream again')
+
+
+def fault_load_connection(c):
+    """The loader's MySQL connections killed (not the Binlog Dump thread)."""
+    killed = 0
+    for _ in range(200):
+        ids = [r[0] for r in MDB.query("SELECT ID FROM information_schema.PROCESSLIST WHERE "
+                                       "COMMAND <> 'Binlog Dump' AND USER <> 'root'")]
+        for i in ids:
+            try:
+                MDB.query('KILL %d' % i)
+                killed += 1
+            except pymysql.Error:
+                pass
+        if killed:
+            break
+        time.sleep(0.01)
+    log('%s: killed %d connection(s) of the loader' % (c.name, killed))
+
+
+LOAD_FAULTS = [
+    ('load/backend-sigkill', fault_load_backend_sigkill),
+    ('load/pg-immediate', fault_pg_immediate),
+    ('load/mariadb-restart', fault_mariadb_restart),
+    ('load/connection-killed', fault_load_connection),
+]
+for _fname, _ffn in LOAD_FAULTS:
+    case(_fname)(lambda seed, _n=_fname, _f=_ffn: run_load(_n.replace('/', '-'), seed, _f))
 
 
 # ---------------------------------------------------------------------------

@@ -44,6 +44,18 @@ Cases:
                    GEOMETRY columns as EWKB bytea, and as PostGIS geometry
                    when the extension is in the target database
                    (cases_geometry.py)
+  sync-running     sync_table() and snapshot() of tables whose changes are in
+                   the ring and not applied yet (keyed and keyless, after a
+                   partial apply): every table equals MariaDB's, no duplicate
+  sync-continuous  sync_table() and snapshot(truncate) again and again while
+                   the continuous apply worker applies a writer's changes
+  snapshot-gtid    the GTID state snapshot() records is the one at its
+                   position while a writer commits
+  load-chunked     CALL load() in chunks while a writer moves rows between
+                   chunks and the continuous worker applies; the loader's
+                   MySQL connection killed, the loading backend killed -9;
+                   called again it goes on at the next chunk; tables equal
+                   MariaDB's (cases_load.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -61,6 +73,7 @@ import cases_ddl                                    # noqa: E402
 import cases_geometry                               # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
+import cases_load                                   # noqa: E402
 import cases_security                               # noqa: E402
 import apply_types                                  # noqa: E402
 from harness import (KEEP, MDB_PREFIX, PGDB, Runner, log, mdb, mx, pg, q, q1, short)  # noqa: E402
@@ -118,6 +131,10 @@ def main():
         ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
         ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
+        ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
+        ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
+        ('snapshot-gtid', lambda: cases_load.case_snapshot_gtid(conn_box[0], m)),
+        ('load-chunked', lambda: cases_load.case_load_chunked(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

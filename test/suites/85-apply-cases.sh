@@ -7,7 +7,8 @@
 #
 # Cases (one "ok - apply/NAME" line each): types, type-options,
 # hostile-names, keys, conflicts, mapping, partitions, insert-rotation,
-# compressed-columns,
+# compressed-columns, sync-running, sync-continuous, snapshot-gtid
+# (cases_load.py),
 # ddl, snapshot-ddl-race, security,
 # transactions, row-image-minimal, row-image-noblob (throwaway MariaDB
 # instances ac-minimal and ac-noblob on BLF_APPLY_MINIMAL_PORT 3441 and

@@ -1,0 +1,388 @@
+/*
+ * load.c
+ *	  CALL binlog_fdw.load(server, tables, chunk_rows, truncate): initial
+ *	  load in primary-key chunks while the source streams, each chunk
+ *	  committed with its progress; called again after any failure (a killed
+ *	  backend, a restart of either server, a dropped connection) it goes on
+ *	  at the next chunk.
+ *
+ * A table with a single integer primary key is copied in chunks of
+ * chunk_rows keys in key order: each chunk is its own short consistent
+ * snapshot on the source (MariaDB: START TRANSACTION WITH CONSISTENT
+ * SNAPSHOT gives its binlog position, no lock; MySQL: the brief FLUSH
+ * TABLES WITH READ LOCK of bl_mysql_snapshot.c) and its own PostgreSQL
+ * transaction, which appends the chunk (its upper key, its position) to
+ * the table's mapping row (load_key_hi, load_file, load_pos).  Apply finds
+ * a changed row's chunk by its key (target.c, blpg_target_chunk_op()): a
+ * change before its chunk's position is in the copy, a change of a key
+ * above every chunk copied so far is in a chunk still to come (its copy
+ * will be later than the change), anything else is applied.  The chunk and
+ * apply are kept apart by synclock.c's lock (the chunk holds it
+ * exclusively, so apply reads the chunks only between them).  So every
+ * change is applied exactly once, per key, without a long transaction on
+ * the source.  A table without such a key is copied in one chunk (one
+ * consistent pass, as snapshot() does), still committed with its
+ * progress.
+ *
+ * The definition of the table (bl_snapshot_definition) is recorded with
+ * the first chunk; a later chunk that finds another one stops with an
+ * error (the copy so far has the old shape): drop the target and load
+ * again.
+ *
+ * Several load() calls (one per session) load several tables at once, and
+ * share the chunks of one table: each reads the table's progress under the
+ * chunk's lock and copies the next chunk.
+ */
+#include "apply/apply.h"
+
+#include "bl_mysql_snapshot.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(binlog_fdw_load);
+
+/* A table's load so far, from its mapping row. */
+typedef struct load_state
+{
+	const char *server_name;
+	const char *db;
+	const char *table;
+	MemoryContext cxt;
+	int			nchunks;
+	bool		complete;		/* the last chunk has no upper bound */
+	char	   *after;			/* the last chunk's upper key */
+	char	   *digest;
+} load_state;
+
+static void
+state_read_fn(void *arg)
+{
+	load_state *st = arg;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[3];
+
+	vals[0] = CStringGetTextDatum(st->server_name);
+	vals[1] = CStringGetTextDatum(st->db);
+	vals[2] = CStringGetTextDatum(st->table);
+	st->nchunks = 0;
+	st->complete = false;
+	st->after = NULL;
+	st->digest = NULL;
+	if (SPI_execute_with_args("SELECT cardinality(load_key_hi), load_key_hi[cardinality(load_key_hi)], "
+							  "load_key_hi[cardinality(load_key_hi)] IS NULL, load_digest "
+							  "FROM binlog_fdw.table_mapping "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
+							  "AND load_key_hi IS NOT NULL",
+							  3, types, vals, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.table_mapping");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *n = SPI_getvalue(tup, desc, 1);
+		char	   *hi = SPI_getvalue(tup, desc, 2);
+		char	   *last = SPI_getvalue(tup, desc, 3);
+		char	   *dg = SPI_getvalue(tup, desc, 4);
+
+		st->nchunks = n ? atoi(n) : 0;
+		st->complete = st->nchunks > 0 && last && last[0] == 't';
+		st->after = hi ? MemoryContextStrdup(st->cxt, hi) : NULL;
+		st->digest = dg ? MemoryContextStrdup(st->cxt, dg) : NULL;
+	}
+}
+
+typedef struct chunk_write
+{
+	const char *server_name;
+	const char *db;
+	const char *table;
+	const char *hi;				/* NULL: the last chunk */
+	const char *file;
+	uint64		pos;
+	const char *digest;
+} chunk_write;
+
+static void
+chunk_write_fn(void *arg)
+{
+	chunk_write *cw = arg;
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		vals[7];
+	char		nulls[7] = "       ";
+
+	vals[0] = CStringGetTextDatum(cw->server_name);
+	vals[1] = CStringGetTextDatum(cw->db);
+	vals[2] = CStringGetTextDatum(cw->table);
+	if (cw->hi)
+		vals[3] = CStringGetTextDatum(cw->hi);
+	else
+		nulls[3] = 'n';
+	vals[4] = CStringGetTextDatum(cw->file);
+	vals[5] = Int64GetDatum((int64) cw->pos);
+	vals[6] = CStringGetTextDatum(cw->digest);
+	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
+							  "load_key_hi = coalesce(load_key_hi, '{}') || $4, "
+							  "load_file = coalesce(load_file, '{}') || $5, "
+							  "load_pos = coalesce(load_pos, '{}') || $6, "
+							  "load_digest = $7, synced_at = now() "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
+							  7, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not record a chunk of the load of %s.%s", cw->db, cw->table);
+}
+
+/* The table's definition digest; errors name the table. */
+static char *
+definition(bl_snapshot *snap, const char *db, const char *table, const char *source)
+{
+	char		digest[64];
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_definition(snap, db, table, digest, sizeof(digest), &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the definition of %s: %s", source, err.message),
+				 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+	return pstrdup(digest);
+}
+
+/*
+ * Copy the next chunk of source in the current transaction; true when the
+ * table is complete.
+ */
+static bool
+load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
+		   const blpg_apply_options *opts, const char *source, const char *db,
+		   const char *table, int64 chunk_rows, bool truncate, load_state *st)
+{
+	bl_snapshot *volatile snap = NULL;
+	bl_error	err;
+	char		file[BLPG_FILE_LEN];
+	uint64_t	pos = 0;
+	char	   *raw = NULL;
+	char	   *volatile gtid = NULL;
+	char	   *volatile digest = NULL;
+	blpg_load_chunk chunk;
+	chunk_write cw;
+	bool		done;
+
+	/* apply waits for this chunk; it reads the chunks after it */
+	blpg_sync_lock_tables(serverid, list_make2(makeString((char *) db), makeString((char *) table)));
+
+	/*
+	 * Where the load is now, read under the lock (read-write: a snapshot
+	 * taken now): another load() of the table may have copied chunks
+	 * since, which this one continues after.
+	 */
+	if (!truncate)
+	{
+		blpg_run_as_owner(state_read_fn, st);
+		if (st->complete)
+			return true;
+	}
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_open(so, &err);
+	if (snap == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not connect to source \"%s\" for the load of %s: %s",
+						server_name, source, err.message),
+				 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+	PG_TRY();
+	{
+		digest = definition(snap, db, table, source);
+		if (st->nchunks > 0 && !truncate && st->digest && strcmp(st->digest, digest) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("table %s changed on the source during its load, after %d chunks",
+							source, st->nchunks),
+					 errdetail("The chunks copied so far have the table's former definition."),
+					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
+		if (bl_snapshot_start(snap, file, sizeof(file), &pos, &raw, &err) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not take a snapshot of source \"%s\" for the load of %s: %s",
+							server_name, source, err.message),
+					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+		gtid = pstrdup(raw ? raw : "");
+		free(raw);
+
+		memset(&chunk, 0, sizeof(chunk));
+		chunk.first = st->nchunks == 0 || truncate;
+		chunk.limit = chunk_rows;
+		chunk.after = chunk.first ? NULL : st->after;
+		blpg_load_table(server_name, snap, source, opts, truncate, file, pos, &chunk);
+		if (!chunk.first && chunk.created)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the target of %s was dropped during its load", source),
+					 errhint("Call binlog_fdw.load() again with truncate => true.")));
+		if (strcmp(definition(snap, db, table, source), digest) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("table %s changed on the source during chunk %d of its load",
+							source, chunk.first ? 1 : st->nchunks + 1),
+					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+
+	done = !chunk.chunked || chunk.rows < chunk_rows || chunk.last_key == NULL;
+	cw.server_name = server_name;
+	cw.db = db;
+	cw.table = table;
+	cw.hi = done ? NULL : chunk.last_key;
+	cw.file = file;
+	cw.pos = pos;
+	cw.digest = digest;
+	blpg_run_as_owner(chunk_write_fn, &cw);
+
+	/* a source never started begins streaming at its first chunk */
+	if (chunk.first)
+	{
+		blpg_position state;
+
+		if (!blpg_state_load(serverid, &state))
+		{
+			memset(&state, 0, sizeof(state));
+			strlcpy(state.file, file, sizeof(state.file));
+			state.pos = pos;
+			state.gtid_state = gtid;
+			blpg_state_save(serverid, &state);
+		}
+	}
+	ereport(DEBUG1,
+			(errmsg("binlog_fdw load of %s: chunk of " INT64_FORMAT " rows at %s:%llu%s",
+					source, chunk.rows, file, (unsigned long long) pos, done ? " (last)" : "")));
+	return done;
+}
+
+Datum
+binlog_fdw_load(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	ArrayType  *tables;
+	int64		chunk_rows = PG_ARGISNULL(2) ? 100000 : PG_GETARG_INT32(2);
+	bool		truncate = PG_ARGISNULL(3) ? false : PG_GETARG_BOOL(3);
+	ForeignServer *server;
+	blpg_source_config *cfg;
+	blpg_apply_options opts;
+	bl_source_options so;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	AclResult	aclresult;
+	MemoryContext outer,
+				chunk_cxt;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	blpg_require_arg(fcinfo, 1, "tables");
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
+		castNode(CallContext, fcinfo->context)->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("binlog_fdw.load() commits each chunk and cannot run inside a transaction block"),
+				 errhint("CALL it on its own, or use binlog_fdw.snapshot() to load in the current transaction.")));
+	if (blpg_tables_legacy())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("binlog_fdw.load() needs the extension's version 0.2"),
+				 errhint("Run ALTER EXTENSION binlog_fdw UPDATE.")));
+	if (chunk_rows < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk_rows must be at least 1")));
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* what is used after a commit is copied here, which survives them */
+	outer = CurrentMemoryContext;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	tables = PG_GETARG_ARRAYTYPE_P_COPY(1);
+	server = GetForeignServerByName(name, false);
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	chunk_cxt = AllocSetContextCreate(outer, "binlog_fdw load chunk", ALLOCSET_DEFAULT_SIZES);
+	cfg = blpg_load_config(server->serverid, GetUserId());
+	blpg_apply_options_load(server->serverid, &opts);
+	bl_source_options_init(&so);
+	so.host = cfg->host;
+	so.port = (unsigned) cfg->port;
+	so.user = cfg->user;
+	so.password = cfg->password;
+	so.connect_timeout = cfg->connect_timeout;
+	so.read_timeout = 3600;
+	so.ssl_mode = cfg->ssl_mode;
+	so.ssl_ca = cfg->ssl_ca;
+	so.ssl_cert = cfg->ssl_cert;
+	so.ssl_key = cfg->ssl_key;
+	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+
+	for (int i = 0; i < n; i++)
+	{
+		char	   *source;
+		const char *dot;
+		char	   *db,
+				   *table;
+		load_state	st;
+		bool		restart = truncate;
+
+		if (nulls[i])
+			continue;
+		source = TextDatumGetCString(elems[i]);
+		dot = strchr(source, '.');
+		if (dot == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("table \"%s\" must be given as database.table", source)));
+		db = pnstrdup(source, dot - source);
+		table = pstrdup(dot + 1);
+		memset(&st, 0, sizeof(st));
+		st.server_name = server->servername;
+		st.db = db;
+		st.table = table;
+		st.cxt = outer;
+		blpg_run_as_owner(state_read_fn, &st);
+		if (st.complete && !restart)
+		{
+			ereport(NOTICE,
+					(errmsg("%s is loaded already (%d chunks)", source, st.nchunks),
+					 errhint("Pass truncate => true to load it again.")));
+			continue;
+		}
+		if (st.nchunks > 0 && !restart)
+			ereport(NOTICE,
+					(errmsg("the load of %s goes on after chunk %d (key %s)",
+							source, st.nchunks, st.after ? st.after : "-")));
+		for (;;)
+		{
+			MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
+			bool		done;
+
+			done = load_chunk(server->servername, server->serverid, &so, &opts, source, db, table,
+							  chunk_rows, restart, &st);
+			MemoryContextSwitchTo(old);
+			SPI_commit();
+			MemoryContextReset(chunk_cxt);
+			if (done)
+				break;
+			restart = false;
+			blpg_run_as_owner(state_read_fn, &st);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
+}

@@ -131,6 +131,13 @@ blpg_apply_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
 	apply_set_synchronous_commit();
+
+	/*
+	 * As PostgreSQL's subscription workers: only ENABLE REPLICA and ENABLE
+	 * ALWAYS triggers fire, so foreign keys are not checked (the source
+	 * checked them).  apply() called by a user follows its session.
+	 */
+	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
 

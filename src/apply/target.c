@@ -362,7 +362,13 @@ blpg_targets_invalidate(blpg_targets *ts)
 	foreach(lc, ts->targets)
 		close_target(lfirst(lc));
 	free_trigger_estate(ts);
-	ts->trig_estate = CreateExecutorState();
+	{
+		/* as long-lived as the targets, whatever context DDL runs in */
+		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+
+		ts->trig_estate = CreateExecutorState();
+		MemoryContextSwitchTo(old);
+	}
 	list_free(ts->targets);
 	ts->targets = NIL;
 	hash_destroy(ts->by_version);

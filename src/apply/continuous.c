@@ -185,6 +185,7 @@ blpg_apply_worker_main(Datum main_arg)
 					 edata->context ? edata->context : "", edata->hint ? " HINT: " : "",
 					 edata->hint ? edata->hint : "");
 			slot->apply_error_time = GetCurrentTimestamp();
+			slot->apply_error_cleared = 0;
 			LWLockRelease(&slot->lock);
 			ereport(LOG,
 					(errcode(edata->sqlerrcode),
@@ -204,14 +205,22 @@ blpg_apply_worker_main(Datum main_arg)
 			ResetLatch(MyLatch);
 			continue;
 		}
-		if (res.transactions > 0)
+		/* only this worker writes apply_error*: read without the lock */
+		if (res.transactions > 0 || (slot->apply_error_time != 0 && slot->apply_error_cleared == 0))
 		{
+			TimestampTz now = GetCurrentTimestamp();
+
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 			slot->applied_transactions += res.transactions;
 			slot->applied_rows += res.rows;
-			slot->apply_lag_seconds = res.lag_seconds;
-			slot->apply_last_commit = GetCurrentTimestamp();
-			slot->apply_error[0] = '\0';
+			if (res.transactions > 0)
+			{
+				slot->apply_lag_seconds = res.lag_seconds;
+				slot->apply_last_commit = now;
+			}
+			/* applying again: the last error is over (it stays shown) */
+			if (slot->apply_error_time != 0 && slot->apply_error_cleared == 0)
+				slot->apply_error_cleared = now;
 			LWLockRelease(&slot->lock);
 		}
 	}

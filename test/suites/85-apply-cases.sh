@@ -9,7 +9,7 @@
 # hostile-names, keys, conflicts, mapping, partitions, insert-rotation,
 # compressed-columns,
 # ddl, snapshot-ddl-race, security,
-# transactions, triggers, row-image-minimal, row-image-noblob (throwaway MariaDB
+# transactions, triggers, error-status, row-image-minimal, row-image-noblob (throwaway MariaDB
 # instances ac-minimal and ac-noblob on BLF_APPLY_MINIMAL_PORT 3441 and
 # BLF_APPLY_NOBLOB_PORT 3442), geometry-bytea, geometry-postgis (database
 # blf_apply_gis with PostGIS).  BLF_APPLY_CASES=keys,ddl runs a subset.

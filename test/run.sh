@@ -11,6 +11,13 @@
 # suite test/suites/NN-*.sh in lexical order with a time limit, print every
 # case line and a final line "N passed, N failed"; exit 1 if anything failed.
 #
+# Server logs: after each suite, test/lib/logcheck.py reads what the suite
+# added to the main PostgreSQL and MariaDB logs; a WARNING, ERROR, FATAL,
+# PANIC, leak or sanitizer report or "terminated by signal" that the suite's
+# allowlist test/suites/NN-name.allow (per case, see logcheck.py) does not
+# expect is a failed case "NN-name/server-log FILE".  Suites check the logs
+# of their own instances with the same checker.
+#
 # Suite protocol: a suite is an executable script that prints one line per
 # case, "ok - name" or "not ok - name: reason"; other lines are logs.  A suite
 # that exits non-zero without any "not ok" line counts as one failed case
@@ -265,6 +272,10 @@ for f in "${SUITES[@]}"; do
 	cmd=("$SUITES_DIR/$f")
 	[ -x "$SUITES_DIR/$f" ] || cmd=(bash "$SUITES_DIR/$f")
 
+	# where the main servers' logs are now: what the suite adds is checked
+	/usr/bin/python3 "$BLF_ROOT/test/lib/logcheck.py" offsets "$BLF_PG_LOG" "$BLF_MARIADB_LOG" \
+		>"$BLF_RUN/tmp/$name.logoffsets" 2>/dev/null || true
+
 	t0=$SECONDS
 	rc=0
 	# timeout runs the suite in its own process group and kills the whole
@@ -296,6 +307,20 @@ for f in "${SUITES[@]}"; do
 		case_line "not ok - $name: exited with status $rc"
 	elif [ $ncases -eq 0 ]; then
 		case_line "not ok - $name: printed no test results"
+	fi
+
+	# the main servers' logs: no WARNING, ERROR, FATAL, PANIC, leak,
+	# sanitizer report or crash that the suite's allowlist does not expect
+	if [ -s "$BLF_RUN/tmp/$name.logoffsets" ]; then
+		allow=()
+		[ -f "$SUITES_DIR/$name.allow" ] && allow=(--allow "$SUITES_DIR/$name.allow")
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "* | "not ok "*) case_line "$line" ;;
+			*) say "$line" ;;
+			esac
+		done < <(/usr/bin/python3 "$BLF_ROOT/test/lib/logcheck.py" check --suite "$name" \
+			--offsets "$BLF_RUN/tmp/$name.logoffsets" ${allow[@]+"${allow[@]}"} 2>&1 | head -n 60 || true)
 	fi
 
 	say "# $name: $((PASSED - p0)) passed, $((FAILED - f0)) failed (${dt}s, exit $rc)"

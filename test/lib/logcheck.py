@@ -17,7 +17,9 @@ What a case expects is listed next to the cases: test/suites/NN-name.allow
 CASE is a case name or an fnmatch pattern of names ("apply/conflicts",
 "apply/*"; "-" is the suite's setup before its first case); REGEX is a
 Python regular expression searched in the log line (make it narrow: the
-message, not the level).  Lines starting with # are comments.  The entries
+message, not the level).  Lines starting with # are comments.  "CASE  @errors-in GLOB" expects each
+"ERROR:  message" line of the files GLOB names (relative to the project's
+root; pg_regress's expected outputs) exactly.  The entries
 of test/lib/logcheck.allow hold for every suite (what servers always log,
 e.g. at start).
 
@@ -71,6 +73,12 @@ class Allow:
                 parts = line.split(None, 1)
                 if len(parts) != 2:
                     raise ValueError('%s:%d: expected "CASE REGEX"' % (path, n))
+                if parts[1].startswith('@errors-in '):
+                    # each "ERROR:  message" of these expected outputs, exactly
+                    for msg in expected_errors(parts[1].split(None, 1)[1]):
+                        self.entries.append((parts[0], re.compile(
+                            r'ERROR:  ' + re.escape(msg) + r'( at character \d+)?$'), '%s:%d' % (path, n)))
+                    continue
                 self.entries.append((parts[0], re.compile(parts[1]), '%s:%d' % (path, n)))
 
     def allows(self, case, line):
@@ -78,6 +86,21 @@ class Allow:
             if (case is None or pat == '*' or fnmatch.fnmatchcase(case, pat)) and rx.search(line):
                 return True
         return False
+
+
+def expected_errors(pattern):
+    """The messages of the ERROR lines of the files pattern (a glob
+    relative to the project's root) names: pg_regress's expected outputs,
+    whose errors the regression tests check exactly."""
+    import glob
+    root = os.path.dirname(os.path.dirname(HERE))
+    msgs = set()
+    for f in glob.glob(os.path.join(root, pattern)):
+        with open(f, errors='replace') as fh:
+            for line in fh:
+                if line.startswith('ERROR:  '):
+                    msgs.add(line[len('ERROR:  '):].rstrip('\n'))
+    return sorted(msgs)
 
 
 def read_from(path, offset):

@@ -2,6 +2,7 @@
 # test/suites/10-unit.sh -- the C unit tests of the decoder: runs
 # "make check-unit" (Makefile target; each test program prints "ok - name" /
 # "not ok - name: reason" lines, which pass through to test/run.sh).
+# Needs ../shared/binlog-samples (test/unit reads sample binlog files).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"
 

@@ -341,6 +341,18 @@ for f in "${SUITES[@]}"; do
 	if [ -s "$BLF_RUN/tmp/$name.logoffsets" ]; then
 		allow=()
 		[ -f "$SUITES_DIR/$name.allow" ] && allow=(--allow "$SUITES_DIR/$name.allow")
+		# the logs of the suite's own instances, which it copies into its
+		# scratch directory as pg-NAME.log / mariadb-NAME.log (a suite opts
+		# in with a line "@instances" in its allowlist, once listed)
+		if [ -f "$SUITES_DIR/$name.allow" ] && grep -qx '@instances' "$SUITES_DIR/$name.allow"; then
+			for lf in "$tmp"/pg-*.log "$tmp"/mariadb-*.log; do
+				[ -f "$lf" ] || continue
+				case "${lf##*/}" in pg-*-[0-9][0-9].log) continue ;; esac
+				printf '0 %s\n' "$lf" >>"$BLF_RUN/tmp/$name.logoffsets"
+			done
+		elif compgen -G "$tmp/pg-*.log" >/dev/null || compgen -G "$tmp/mariadb-*.log" >/dev/null; then
+			say "# $name: the logs of its own instances are not checked yet (no @instances line in $name.allow)"
+		fi
 		while IFS= read -r line; do
 			case "$line" in
 			"ok "* | "not ok "*) case_line "$line" ;;

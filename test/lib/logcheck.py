@@ -19,7 +19,10 @@ CASE is a case name or an fnmatch pattern of names ("apply/conflicts",
 Python regular expression searched in the log line (make it narrow: the
 message, not the level).  Lines starting with # are comments.  "CASE  @errors-in GLOB" expects each
 "ERROR:  message" line of the files GLOB names (relative to the project's
-root; pg_regress's expected outputs) exactly.  The entries
+root; pg_regress's expected outputs) exactly.  A line "@instances" makes
+test/run.sh check the logs of the suite's own instances too (the copies
+pg-NAME.log and mariadb-NAME.log it leaves in its scratch directory).  The
+entries
 of test/lib/logcheck.allow hold for every suite (what servers always log,
 e.g. at start).
 
@@ -66,7 +69,7 @@ class Allow:
         with open(path, errors='replace') as f:
             for n, line in enumerate(f, 1):
                 line = line.rstrip('\n')
-                if not line.strip() or line.lstrip().startswith('#'):
+                if not line.strip() or line.lstrip().startswith('#') or line.strip() == '@instances':
                     continue
                 # "CASE  REGEX  # comment": the comment starts at "  # "
                 line = re.split(r'\s+#\s', line, 1)[0].rstrip()

@@ -101,7 +101,8 @@ COMMENT ON FUNCTION wait_for(text, text, double precision) IS
 REVOKE ALL ON FUNCTION wait_for(text, text, double precision) FROM PUBLIC;
 
 -- status: binlog_row_image and source_notice (a row image that is not FULL,
--- MySQL defaults it cannot carry)
+-- MySQL defaults it cannot carry); last_error_cleared and apply_error_cleared
+-- (when the worker recovered from the last error, which stays shown)
 DROP VIEW status;
 DROP FUNCTION status();
 CREATE FUNCTION status(
@@ -140,7 +141,9 @@ CREATE FUNCTION status(
     OUT apply_error text,
     OUT apply_error_time timestamptz,
     OUT binlog_row_image text,
-    OUT source_notice text)
+    OUT source_notice text,
+    OUT last_error_cleared timestamptz,
+    OUT apply_error_cleared timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 

@@ -217,7 +217,9 @@ CREATE FUNCTION status(
     OUT apply_error text,
     OUT apply_error_time timestamptz,
     OUT binlog_row_image text,
-    OUT source_notice text)
+    OUT source_notice text,
+    OUT last_error_cleared timestamptz,
+    OUT apply_error_cleared timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 

@@ -55,18 +55,33 @@ pg() {
 	printf '%s\n' "$1" | sed -e 's/^/  postgres> /'
 	bash scripts/postgres.sh psql -d blf_demo -q -c "$1"
 }
-# wait_until SQL: until the query returns t (up to 20 s); start() and
-# stop() take effect when their transaction commits, the worker a moment later
+# wait_until SQL: until the query returns t.  The demo waits on conditions,
+# never on time: start() and stop() take effect when their transaction
+# commits, the worker a moment later; a change is read, and applied, a
+# moment after MariaDB commits it.  The limit (BLF_DEMO_TIMEOUT, 300 s) is
+# only there so that a broken setup does not hang.
 wait_until() {
 	local _
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 $((${BLF_DEMO_TIMEOUT:-300} * 10))); do
 		[ "$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "$1")" = t ] && return 0
-		sleep 0.2
+		sleep 0.1
 	done
-	echo "timed out waiting for: $1" >&2
+	echo "timed out after ${BLF_DEMO_TIMEOUT:-300}s waiting for: $1" >&2
 	return 1
 }
 streaming() { echo "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = '$1' AND state = 'streaming')"; }
+# master_pos: MariaDB's current binlog file and position, "'file', pos"
+master_pos() {
+	bash scripts/mariadb.sh sql -N -e "SHOW MASTER STATUS" | awk '{ printf "'"'"'%s'"'"', %s", $1, $2 }'
+}
+# wait_read SERVER: until the source's worker read everything MariaDB wrote
+wait_read() {
+	wait_until "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = '$1' AND (read_file, read_pos) >= ($(master_pos)))"
+}
+# wait_applied SERVER: until everything MariaDB wrote is applied (acknowledged)
+wait_applied() {
+	wait_until "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = '$1' AND (acked_file, acked_pos) >= ($(master_pos)))"
+}
 
 # ---- 1. the MySQL side ---------------------------------------------------
 step "1. MariaDB: database shop with customers and orders"
@@ -92,7 +107,14 @@ INSERT INTO shop.orders VALUES
 
 # ---- 2. snapshot ---------------------------------------------------------
 step "2. PostgreSQL: the extension, the source, and an initial snapshot"
-bash scripts/postgres.sh psql -q -c "DROP DATABASE IF EXISTS blf_demo" -c "CREATE DATABASE blf_demo" 2>/dev/null
+# a previous run's sources (started again with the server) stop first
+if [ "$(bash scripts/postgres.sh psql -Atq -c "SELECT count(*) FROM pg_database WHERE datname = 'blf_demo'")" = 1 ]; then
+	bash scripts/postgres.sh psql -d blf_demo -Atq \
+		-c "SELECT count(binlog_fdw.stop(server)) FROM binlog_fdw.status" >/dev/null 2>&1 || true
+	wait_until "SELECT NOT EXISTS (SELECT FROM binlog_fdw.status WHERE worker_pid IS NOT NULL OR apply_pid IS NOT NULL)" ||
+		true
+fi
+bash scripts/postgres.sh psql -q -c "DROP DATABASE IF EXISTS blf_demo WITH (FORCE)" -c "CREATE DATABASE blf_demo"
 pg "CREATE EXTENSION binlog_fdw;
 CREATE SERVER shop FOREIGN DATA WRAPPER binlog_fdw
   OPTIONS (host '127.0.0.1', port '$BLF_MARIADB_PORT', server_id '4101', include '^shop\\.');
@@ -113,7 +135,7 @@ UPDATE shop.orders SET status = 'shipped', amount = amount * 0.9 WHERE id = 2;
 DELETE FROM shop.orders WHERE id = 1;
 UPDATE shop.customers SET email = 'bob@example.com' WHERE id = 2;
 COMMIT;"
-sleep 1
+wait_read shop
 step "   PostgreSQL: peek at the buffered changes through a foreign table (consumes nothing)"
 pg "CREATE FOREIGN TABLE shop_changes (seq bigint, op text, table_name text,
   primary_key jsonb, before jsonb, after jsonb) SERVER shop;
@@ -135,7 +157,7 @@ SELECT binlog_fdw.start('feed');   -- in the transaction that creates the server
 COMMIT;"
 wait_until "$(streaming feed)"
 my "INSERT INTO shop.orders VALUES (4, 1, 1234567.89, 'new', NOW(6), '[1, 2, 3]');"
-sleep 1
+wait_read feed
 pg "SELECT batch_id, seq, op, table_name, after FROM binlog_fdw.get('feed', 100, 2000);
 SELECT binlog_fdw.rollback('feed') AS batches_rolled_back;  -- un-acked batches come again
 SELECT binlog_fdw.ack('feed', batch_id) AS acked
@@ -150,11 +172,7 @@ wait_until "SELECT EXISTS (SELECT FROM binlog_fdw.status WHERE server = 'shop' A
 my "INSERT INTO shop.orders VALUES (5, 2, 42.00, 'paid', NOW(6), NULL);
 UPDATE shop.orders SET status = 'paid' WHERE id = 3;
 INSERT INTO shop.customers VALUES (4, 'dmitri', NULL);"
-for _ in $(seq 1 50); do
-	n=$(bash scripts/postgres.sh psql -d blf_demo -Atq -c "SELECT count(*) FROM shop.customers")
-	[ "$n" = 4 ] && break
-	sleep 0.2
-done
+wait_applied shop
 pg "SELECT server, state, acked_file, acked_pos, lag_seconds, apply_pid IS NOT NULL AS applying,
        applied_transactions, applied_rows FROM binlog_fdw.status;"
 
@@ -174,6 +192,10 @@ else
 fi
 
 step "Done.  Both servers are still running:
-  bash scripts/mariadb.sh sql                       (MariaDB shell)
-  bash scripts/postgres.sh psql -d blf_demo         (psql)
-  bash scripts/mariadb.sh stop; bash scripts/postgres.sh stop"
+  MariaDB    127.0.0.1:$BLF_MARIADB_PORT (socket $BLF_MARIADB_SOCKET)
+             bash scripts/mariadb.sh sql                  (MariaDB shell, as root)
+  PostgreSQL port $BLF_PG_PORT, socket dir $BLF_PG_SOCKET_DIR, user postgres, database blf_demo
+             bash scripts/postgres.sh psql -d blf_demo    (psql)
+             psql -h $BLF_PG_SOCKET_DIR -p $BLF_PG_PORT -U postgres blf_demo
+  Stop them: bash scripts/mariadb.sh stop; bash scripts/postgres.sh stop
+  (bash test/run.sh wipes these servers and starts its own on the same ports)"

@@ -11,6 +11,13 @@
 # suite test/suites/NN-*.sh in lexical order with a time limit, print every
 # case line and a final line "N passed, N failed"; exit 1 if anything failed.
 #
+# Server logs: after each suite, test/lib/logcheck.py reads what the suite
+# added to the main PostgreSQL and MariaDB logs; a WARNING, ERROR, FATAL,
+# PANIC, leak or sanitizer report or "terminated by signal" that the suite's
+# allowlist test/suites/NN-name.allow (per case, see logcheck.py) does not
+# expect is a failed case "NN-name/server-log FILE".  Suites check the logs
+# of their own instances with the same checker.
+#
 # Suite protocol: a suite is an executable script that prints one line per
 # case, "ok - name" or "not ok - name: reason"; other lines are logs.  A suite
 # that exits non-zero without any "not ok" line counts as one failed case
@@ -29,6 +36,8 @@
 #   BLF_KEEP_SERVERS=1    leave the servers running at the end
 #   BLF_SUITES_DIR        where the suites are (default $BLF_ROOT/test/suites)
 #   BLF_SUITE_TIMEOUT     time limit per suite in seconds (default 1800)
+#   BLF_SAMPLES_CHECK_DIR where the up-front check looks for the binlog samples
+#                         (default ../shared/binlog-samples; to test the check)
 #   BLF_PG_MALLOC_PERTURB MALLOC_PERTURB_ of PostgreSQL main (default 165; 0: off)
 #   and everything in scripts/env.sh (BLF_RUN, ports, BLF_PG_PRELOAD, ...).
 set -euo pipefail
@@ -202,6 +211,24 @@ fi
 trap on_exit EXIT
 trap on_signal INT TERM
 
+# ---- the binlog samples --------------------------------------------------
+# Suites that read real binlogs (they name ../shared/binlog-samples) need the
+# samples beside the checkout; checked once, here, with what they are.
+SAMPLES_DIR=${BLF_SAMPLES_CHECK_DIR:-$(cd "$BLF_ROOT/.." && pwd)/shared/binlog-samples}
+SAMPLES_MISSING=0
+if [ ! -f "$SAMPLES_DIR/PROVENANCE.tsv" ]; then
+	SAMPLES_MISSING=1
+	cat <<-EOT
+	# ../shared/binlog-samples is missing (looked for $SAMPLES_DIR/PROVENANCE.tsv).
+	# It holds real binlog files written by MySQL 5.0-9.6 and MariaDB 10.0-11.8
+	# servers, taken as data from public repositories (PROVENANCE.tsv lists
+	# each file's repository, commit and server version). It is not part of
+	# this repository (the files are not ours to commit): CI provides it beside
+	# the checkout, as ../shared/binlog-samples. Put a copy there; the suites
+	# that read it are skipped until then.
+	EOT
+fi
+
 # ---- clean run directory -------------------------------------------------
 wipe_run
 say "# binlog_fdw tests: ${#SUITES[@]} suite(s) from $SUITES_DIR; run dir $BLF_RUN"
@@ -249,9 +276,16 @@ fi
 export PGHOST=$BLF_PG_SOCKET_DIR PGPORT=$BLF_PG_PORT PGUSER=postgres PGDATABASE=postgres
 
 # ---- suites --------------------------------------------------------------
+if [ $SAMPLES_MISSING -eq 1 ]; then
+	case_line "not ok - binlog-samples: $SAMPLES_DIR is missing (see above); suites that read it are skipped"
+fi
 for f in "${SUITES[@]}"; do
 	name=${f%.sh}
 	log=$BLF_LOG_DIR/$name.log
+	if [ $SAMPLES_MISSING -eq 1 ] && grep -q 'binlog-samples' "$SUITES_DIR/$f"; then
+		say "# $name: skipped (it reads ../shared/binlog-samples)"
+		continue
+	fi
 	tmp=$BLF_RUN/tmp/$name
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
@@ -264,6 +298,10 @@ for f in "${SUITES[@]}"; do
 	say "# $name"
 	cmd=("$SUITES_DIR/$f")
 	[ -x "$SUITES_DIR/$f" ] || cmd=(bash "$SUITES_DIR/$f")
+
+	# where the main servers' logs are now: what the suite adds is checked
+	/usr/bin/python3 "$BLF_ROOT/test/lib/logcheck.py" offsets "$BLF_PG_LOG" "$BLF_MARIADB_LOG" \
+		>"$BLF_RUN/tmp/$name.logoffsets" 2>/dev/null || true
 
 	t0=$SECONDS
 	rc=0
@@ -296,6 +334,32 @@ for f in "${SUITES[@]}"; do
 		case_line "not ok - $name: exited with status $rc"
 	elif [ $ncases -eq 0 ]; then
 		case_line "not ok - $name: printed no test results"
+	fi
+
+	# the main servers' logs: no WARNING, ERROR, FATAL, PANIC, leak,
+	# sanitizer report or crash that the suite's allowlist does not expect
+	if [ -s "$BLF_RUN/tmp/$name.logoffsets" ]; then
+		allow=()
+		[ -f "$SUITES_DIR/$name.allow" ] && allow=(--allow "$SUITES_DIR/$name.allow")
+		# the logs of the suite's own instances, which it copies into its
+		# scratch directory as pg-NAME.log / mariadb-NAME.log (a suite opts
+		# in with a line "@instances" in its allowlist, once listed)
+		if [ -f "$SUITES_DIR/$name.allow" ] && grep -qx '@instances' "$SUITES_DIR/$name.allow"; then
+			for lf in "$tmp"/pg-*.log "$tmp"/mariadb-*.log; do
+				[ -f "$lf" ] || continue
+				case "${lf##*/}" in pg-*-[0-9][0-9].log) continue ;; esac
+				printf '0 %s\n' "$lf" >>"$BLF_RUN/tmp/$name.logoffsets"
+			done
+		elif compgen -G "$tmp/pg-*.log" >/dev/null || compgen -G "$tmp/mariadb-*.log" >/dev/null; then
+			say "# $name: the logs of its own instances are not checked yet (no @instances line in $name.allow)"
+		fi
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "* | "not ok "*) case_line "$line" ;;
+			*) say "$line" ;;
+			esac
+		done < <(/usr/bin/python3 "$BLF_ROOT/test/lib/logcheck.py" check --suite "$name" \
+			--offsets "$BLF_RUN/tmp/$name.logoffsets" ${allow[@]+"${allow[@]}"} 2>&1 | head -n 60 || true)
 	fi
 
 	say "# $name: $((PASSED - p0)) passed, $((FAILED - f0)) failed (${dt}s, exit $rc)"

@@ -131,6 +131,13 @@ blpg_apply_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
 	apply_set_synchronous_commit();
+
+	/*
+	 * As PostgreSQL's subscription workers: only ENABLE REPLICA and ENABLE
+	 * ALWAYS triggers fire, so foreign keys are not checked (the source
+	 * checked them).  apply() called by a user follows its session.
+	 */
+	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
 
@@ -178,6 +185,7 @@ blpg_apply_worker_main(Datum main_arg)
 					 edata->context ? edata->context : "", edata->hint ? " HINT: " : "",
 					 edata->hint ? edata->hint : "");
 			slot->apply_error_time = GetCurrentTimestamp();
+			slot->apply_error_cleared = 0;
 			LWLockRelease(&slot->lock);
 			ereport(LOG,
 					(errcode(edata->sqlerrcode),
@@ -197,14 +205,22 @@ blpg_apply_worker_main(Datum main_arg)
 			ResetLatch(MyLatch);
 			continue;
 		}
-		if (res.transactions > 0)
+		/* only this worker writes apply_error*: read without the lock */
+		if (res.transactions > 0 || (slot->apply_error_time != 0 && slot->apply_error_cleared == 0))
 		{
+			TimestampTz now = GetCurrentTimestamp();
+
 			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 			slot->applied_transactions += res.transactions;
 			slot->applied_rows += res.rows;
-			slot->apply_lag_seconds = res.lag_seconds;
-			slot->apply_last_commit = GetCurrentTimestamp();
-			slot->apply_error[0] = '\0';
+			if (res.transactions > 0)
+			{
+				slot->apply_lag_seconds = res.lag_seconds;
+				slot->apply_last_commit = now;
+			}
+			/* applying again: the last error is over (it stays shown) */
+			if (slot->apply_error_time != 0 && slot->apply_error_cleared == 0)
+				slot->apply_error_cleared = now;
 			LWLockRelease(&slot->lock);
 		}
 	}

@@ -709,7 +709,11 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		copy_col   *c;
 		Oid			atttype;
 
-		if (a == InvalidAttrNumber || cols[i].generated)
+		/*
+		 * A MariaDB generated column is copied like any other (apply gets its
+		 * values from the binlog, too) unless PostgreSQL generates it.
+		 */
+		if (a == InvalidAttrNumber)
 			continue;
 		atttype = get_atttype(relid, a);
 		if (TupleDescAttr(RelationGetDescr(rel), a - 1)->attgenerated)

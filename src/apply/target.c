@@ -419,6 +419,21 @@ blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 	return ts;
 }
 
+/*
+ * The EState that AfterTriggerEndQuery() fires the queued AFTER ROW triggers
+ * (foreign keys among them) with opens the relations of the triggers' tables
+ * (ExecGetTriggerResultRel()) and makes slots in their row types: close
+ * them, or each is a relcache and TupleDesc reference leak at commit.
+ */
+static void
+free_trigger_estate(blpg_targets *ts)
+{
+	ExecCloseResultRelations(ts->trig_estate);
+	ExecResetTupleTable(ts->trig_estate->es_tupleTable, false);
+	FreeExecutorState(ts->trig_estate);
+	ts->trig_estate = NULL;
+}
+
 static void
 close_target(blpg_target *t)
 {
@@ -451,7 +466,7 @@ blpg_targets_finish(blpg_targets *ts)
 	}
 	foreach(lc, ts->targets)
 		close_target(lfirst(lc));
-	FreeExecutorState(ts->trig_estate);
+	free_trigger_estate(ts);
 	MemoryContextDelete(ts->cxt);
 }
 
@@ -472,6 +487,14 @@ blpg_targets_invalidate(blpg_targets *ts)
 	AfterTriggerEndQuery(ts->trig_estate);
 	foreach(lc, ts->targets)
 		close_target(lfirst(lc));
+	free_trigger_estate(ts);
+	{
+		/* as long-lived as the targets, whatever context DDL runs in */
+		MemoryContext old = MemoryContextSwitchTo(ts->cxt);
+
+		ts->trig_estate = CreateExecutorState();
+		MemoryContextSwitchTo(old);
+	}
 	list_free(ts->targets);
 	ts->targets = NIL;
 	hash_destroy(ts->by_version);

@@ -16,7 +16,7 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_status);
 
-#define STATUS_COLS 36
+#define STATUS_COLS 38
 
 static Datum
 text_or_null(const char *s, bool *isnull)
@@ -164,6 +164,10 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		c++;
 		values[c] = text_or_null(s.source_notice, &nulls[c]);
 		c++;
+		values[c] = TimestampTzGetDatum(s.last_error_cleared);
+		nulls[c++] = s.last_error_cleared == 0;
+		values[c] = TimestampTzGetDatum(s.apply_error_cleared);
+		nulls[c++] = s.apply_error_cleared == 0;
 		Assert(c == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

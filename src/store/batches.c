@@ -264,8 +264,8 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 		LWLockRelease(&slot->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch %llu is not outstanding on source \"%s\"",
-						(unsigned long long) batch_id, name),
+				 errmsg("batch %lld is not outstanding on source \"%s\"",
+						(long long) (int64) batch_id, name),
 				 errdetail("It was acknowledged or rolled back already, or the source restarted since get() returned it."),
 				 errhint("Call get() again: the changes that were not acknowledged are delivered again.")));
 	}
@@ -274,8 +274,8 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 		LWLockRelease(&slot->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("batch %llu of source \"%s\" is being acknowledged by a transaction in progress",
-						(unsigned long long) batch_id, name)));
+				 errmsg("batch %lld of source \"%s\" is being acknowledged by a transaction in progress",
+						(long long) (int64) batch_id, name)));
 	}
 	if (i != oldest)
 	{
@@ -284,8 +284,8 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 		LWLockRelease(&slot->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch %llu of source \"%s\" cannot be acknowledged before batch %llu",
-						(unsigned long long) batch_id, name, (unsigned long long) first_id),
+				 errmsg("batch %lld of source \"%s\" cannot be acknowledged before batch %lld",
+						(long long) (int64) batch_id, name, (long long) (int64) first_id),
 				 errdetail("Batches are acknowledged in the order get() returned them.")));
 	}
 	last_seq = slot->batches[i].last_seq;
@@ -345,8 +345,8 @@ blpg_consume_rollback(blpg_slot *slot, bool all, uint64 batch_id)
 			LWLockRelease(&slot->lock);
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("batch %llu is not outstanding on source \"%s\"",
-							(unsigned long long) batch_id, name)));
+					 errmsg("batch %lld is not outstanding on source \"%s\"",
+							(long long) (int64) batch_id, name)));
 		}
 	}
 	dropped = slot->nbatches - from;

@@ -190,6 +190,7 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			/* batch ids stay unique across server restarts */
 			slot->next_batch_id = ((uint64) time(NULL) << 20) + 1;
 			slot->last_error_time = 0;
+			slot->last_error_cleared = 0;
 			memset(&slot->read, 0, sizeof(slot->read));
 			memset(&slot->acked, 0, sizeof(slot->acked));
 			/*
@@ -219,6 +220,7 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			slot->apply_last_commit = 0;
 			slot->apply_error[0] = '\0';
 			slot->apply_error_time = 0;
+			slot->apply_error_cleared = 0;
 			LWLockRelease(&slot->lock);
 		}
 	}

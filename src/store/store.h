@@ -190,8 +190,11 @@ typedef struct blpg_slot
 	TimestampTz last_heartbeat;
 	TimestampTz last_activity;	/* local time of the last event or
 								 * heartbeat */
-	char		last_error[BLPG_ERROR_LEN];
+	char		last_error[BLPG_ERROR_LEN];	/* the last error, kept after
+											 * recovery */
 	TimestampTz last_error_time;
+	TimestampTz last_error_cleared; /* streaming again since; 0 while the
+									 * error holds */
 	uint64		peak_worker_rss_kb;
 
 	/* continuous apply (src/apply/continuous.c) */
@@ -201,8 +204,10 @@ typedef struct blpg_slot
 	uint64		applied_rows;
 	double		apply_lag_seconds;	/* commit in MySQL to commit here */
 	TimestampTz apply_last_commit;
-	char		apply_error[BLPG_ERROR_LEN];
+	char		apply_error[BLPG_ERROR_LEN];	/* kept after recovery */
 	TimestampTz apply_error_time;
+	TimestampTz apply_error_cleared;	/* applying again since; 0 while the
+										 * error holds */
 } blpg_slot;
 
 typedef struct blpg_shared_state

@@ -156,6 +156,7 @@ commit_start(action *a)
 		slot->stop_requested = false;
 		slot->last_error[0] = '\0';
 		slot->last_error_time = 0;
+		slot->last_error_cleared = 0;
 		launch = true;
 	}
 	/* else it runs, or still exits after a stop: the launcher relaunches */

@@ -67,6 +67,7 @@ blpg_launch_worker(blpg_slot *slot)
 	snprintf(slot->last_error, sizeof(slot->last_error),
 			 "could not register a background worker (max_worker_processes?)");
 	slot->last_error_time = GetCurrentTimestamp();
+	slot->last_error_cleared = 0;
 	LWLockRelease(&slot->lock);
 	ereport(WARNING,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),

@@ -127,7 +127,12 @@ set_state(blpg_slot *slot, blpg_worker_state state)
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	slot->state = state;
 	if (state == BLPG_STATE_STREAMING)
+	{
 		slot->connected_since = GetCurrentTimestamp();
+		/* streaming again: the last error is over (it stays shown) */
+		if (slot->last_error[0] != '\0' && slot->last_error_cleared == 0)
+			slot->last_error_cleared = slot->connected_since;
+	}
 	LWLockRelease(&slot->lock);
 }
 
@@ -909,6 +914,7 @@ blpg_worker_main(Datum main_arg)
 					 edata->detail ? edata->detail : "",
 					 edata->hint ? " HINT: " : "", edata->hint ? edata->hint : "");
 			slot->last_error_time = GetCurrentTimestamp();
+			slot->last_error_cleared = 0;
 			slot->state = BLPG_STATE_ERROR;
 			LWLockRelease(&slot->lock);
 			ereport(LOG,
@@ -1008,6 +1014,7 @@ blpg_worker_main(Datum main_arg)
 						 edata->hint ? " HINT: " : "",
 						 edata->hint ? edata->hint : "");
 				slot->last_error_time = GetCurrentTimestamp();
+				slot->last_error_cleared = 0;
 				if (slot->state != BLPG_STATE_ERROR)
 					slot->state = BLPG_STATE_RECONNECTING;
 				LWLockRelease(&slot->lock);

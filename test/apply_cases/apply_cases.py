@@ -36,6 +36,13 @@ Cases:
   transactions     multi-table transactions never half visible to a
                    concurrent reader; apply(max_changes) stops at transaction
                    boundaries; a transaction larger than a batch applies whole
+  triggers         AFTER ROW / STATEMENT and deferred constraint triggers, a
+                   foreign key, generated columns; session_replication_role
+                   origin and replica for apply(), replica in the continuous
+                   worker (cases_triggers.py)
+  error-status     ack()/rollback() of an unknown id name it as given;
+                   last_error / apply_error stay shown after recovery, with
+                   last_error_cleared / apply_error_cleared (cases_status.py)
   row-image-minimal, row-image-noblob
                    partial row images on throwaway MariaDB instances:
                    defaults, updates of some columns, keys, BLOB/TEXT columns,
@@ -75,6 +82,8 @@ import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_load                                   # noqa: E402
 import cases_security                               # noqa: E402
+import cases_status                                 # noqa: E402
+import cases_triggers                               # noqa: E402
 import apply_types                                  # noqa: E402
 from harness import (KEEP, MDB_PREFIX, PGDB, Runner, log, mdb, mx, pg, q, q1, short)  # noqa: E402
 
@@ -127,6 +136,8 @@ def main():
         ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),
         ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
+        ('triggers', lambda: cases_triggers.case_triggers(conn_box[0], m)),
+        ('error-status', lambda: cases_status.case_error_status(conn_box[0], m)),
         ('row-image-minimal', lambda: cases_images.case_minimal(conn_box[0], m)),
         ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
         ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),

@@ -20,6 +20,9 @@ sys.path.insert(0, os.path.join(HERE, '..', 'streaming'))
 import psycopg2                                     # noqa: E402
 import psycopg2.extensions                          # noqa: E402
 
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+from logcheck import mark_case                      # noqa: E402
+
 from common import (Deadline, Fail, PGHOST, PGPORT, PGUSER, check, create_source,  # noqa: E402,F401
                     log, mdb, mx, q, q1, short, status, wait_for, wait_streaming)
 
@@ -213,6 +216,12 @@ class Runner:
     def run(self, name, fn):
         t0 = time.monotonic()
         log('---- %s' % name)
+        # what the server logs from now on is this case's (test/lib/logcheck.py)
+        try:
+            with self.conn_box[0].cursor() as cur:
+                mark_case(cur, 'apply/' + name)
+        except psycopg2.Error as e:
+            log('could not mark case %s in the server log: %s' % (name, e))
         try:
             fn()
         except Fail as e:

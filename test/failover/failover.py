@@ -1059,7 +1059,7 @@ def main(argv):
     failed, timings = run_cases(
         'failover', CASES, SEED,
         lambda name: not patterns or any(name.startswith(p) for p in patterns),
-        lambda: (ensure_pg(), drop_all_sources()))
+        lambda: (ensure_pg(), drop_all_sources()), pg=PG)
     log('timings: ' + ', '.join('%s %.0fs' % t for t in timings) +
         '; total %.0fs' % (time.monotonic() - total_t0))
     return 1 if failed else 0

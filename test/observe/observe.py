@@ -360,6 +360,8 @@ def main():
         if wanted and name not in wanted:
             continue
         log('---- %s' % name)
+        with conn.cursor() as cur:      # the server log's lines from now on are this case's
+            harness.mark_case(cur, 'observe/' + name)
         try:
             fn(conn, m)
         except Fail as e:

@@ -8,6 +8,7 @@ get(), waits with deadlines, and the case protocol.
 import json
 import os
 import subprocess
+import sys
 import time
 import traceback
 
@@ -325,6 +326,21 @@ def flat(batches):
 # ---------------------------------------------------------------------------
 # Cases
 
+def mark_pg_case(name):
+    """What PostgreSQL main logs from now on is case name's
+    (test/lib/logcheck.py, the allowlist of the suite)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+    from logcheck import mark_case
+    try:
+        c = psycopg2.connect(host=PGHOST, port=PGPORT, user=PGUSER, dbname='postgres', connect_timeout=10)
+        c.autocommit = True
+        with c.cursor() as cur:
+            mark_case(cur, name)
+        c.close()
+    except psycopg2.Error as e:
+        log('could not mark case %s in the server log: %s' % (name, e))
+
+
 class Runner:
     def __init__(self):
         self.failed = 0
@@ -333,6 +349,7 @@ class Runner:
     def run(self, name, fn, *args):
         t0 = time.monotonic()
         log('---- %s' % name)
+        mark_pg_case('streaming/' + name)
         try:
             fn(*args)
         except Fail as e:

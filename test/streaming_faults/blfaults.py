@@ -659,11 +659,12 @@ def stop_all():
     del LIVE[:]
 
 
-def run_cases(prefix, cases, seed0, wanted, cleanup):
+def run_cases(prefix, cases, seed0, wanted, cleanup, pg=None):
     """
     Run each (name, fn) of cases that wanted(name) selects as fn(seed),
     printing "ok - PREFIX/NAME" or "not ok - PREFIX/NAME: reason"; after
     each, stop its threads and call cleanup().  Returns (failed, timings).
+    pg: the Postgres whose log gets each case's marker (test/lib/logcheck.py).
     """
     failed = 0
     timings = []
@@ -674,6 +675,11 @@ def run_cases(prefix, cases, seed0, wanted, cleanup):
         t0 = time.monotonic()
         seed = seed0 + 100 * i
         log('---- %s (seed %d)' % (full, seed))
+        if pg is not None:
+            try:
+                pg.execute("DO $$BEGIN RAISE LOG 'blf-case: %s'; END$$" % full)
+            except Exception as e:              # noqa: BLE001
+                log('could not mark %s in the server log: %s' % (full, e))
         try:
             fn(seed)
             print('ok - %s' % full, flush=True)

@@ -699,7 +699,7 @@ def main(argv):
     PG.execute('CREATE EXTENSION IF NOT EXISTS binlog_fdw')
     total_t0 = time.monotonic()
     failed, timings = run_cases('streaming-faults', CASES, SEED, wanted,
-                                lambda: (ensure_up(MDB, PG), drop_all_sources()))
+                                lambda: (ensure_up(MDB, PG), drop_all_sources()), pg=PG)
     if any(wanted('tls/' + c[0]) for c in TLS_MODES):
         t0 = time.monotonic()
         for full, reason in tls_cases(SEED + 1000, wanted):

@@ -6,6 +6,7 @@
 # check-unit-valgrind": it sees what the sanitizers do not, such as
 # vsnprintf() into the buffer it reads from).  Their case lines are
 # prefixed "valgrind/" so that both runs count.
+# Needs ../shared/binlog-samples (test/unit reads sample binlog files).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/env.sh"
 

@@ -10,7 +10,7 @@
 # compressed-columns, sync-running, sync-continuous, snapshot-gtid
 # (cases_load.py),
 # ddl, snapshot-ddl-race, security,
-# transactions, row-image-minimal, row-image-noblob (throwaway MariaDB
+# transactions, triggers, error-status, row-image-minimal, row-image-noblob (throwaway MariaDB
 # instances ac-minimal and ac-noblob on BLF_APPLY_MINIMAL_PORT 3441 and
 # BLF_APPLY_NOBLOB_PORT 3442), geometry-bytea, geometry-postgis (database
 # blf_apply_gis with PostGIS).  BLF_APPLY_CASES=keys,ddl runs a subset.

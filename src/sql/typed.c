@@ -459,6 +459,39 @@ stale(typed_state *st, const char *detail_fmt, const char *column)
 						(unsigned long long) st->e->event_pos, st->schema_name, st->table_name)));
 }
 
+/*
+ * Would the column's type round the source column's values without an
+ * error (a DDL that widened a DECIMAL's scale or a temporal column's
+ * fractional digits)?  Other changes of a type that keeps its name make the
+ * conversion fail loudly (too long, out of range, not a number).
+ */
+static bool
+narrower(const bl_column *col, const blpg_col_conv *cc)
+{
+	if (cc->typmod < 0)
+		return false;
+	if (col->type == BL_T_NEWDECIMAL && cc->type == NUMERICOID)
+	{
+		int			p = ((cc->typmod - VARHDRSZ) >> 16) & 0xffff;
+		int			sc = (cc->typmod - VARHDRSZ) & 0x7ff;
+
+		return col->scale > sc || col->precision - col->scale > p - sc;
+	}
+	if (col->type == BL_T_DATETIME2 || col->type == BL_T_TIMESTAMP2 || col->type == BL_T_TIME2)
+	{
+		int			prec;
+
+		if (cc->type == TIMESTAMPOID || cc->type == TIMESTAMPTZOID || cc->type == TIMEOID)
+			prec = cc->typmod;
+		else if (cc->type == INTERVALOID)
+			prec = cc->typmod & 0xffff;		/* INTERVAL_PRECISION */
+		else
+			return false;
+		return prec < 6 && col->fsp > prec;
+	}
+	return false;
+}
+
 /* Match the source columns with the columns of table map t. */
 static void
 map_columns(typed_state *st, const bl_table *t)
@@ -491,6 +524,9 @@ map_columns(typed_state *st, const bl_table *t)
 			}
 		if (a->src < 0)
 			stale(st, "The changes have no column \"%s\" from binlog %s:%llu on, which the foreign table has.",
+				  a->column_name);
+		if (narrower(&t->cols[a->src], &a->conv))
+			stale(st, "Column \"%s\" has more digits in the changes from binlog %s:%llu on than its type in the foreign table holds.",
 				  a->column_name);
 	}
 	for (uint32 c = 0; c < t->ncols; c++)

@@ -23,7 +23,8 @@ Cases (one "ok - typed/NAME" line each):
   stale         ADD COLUMN on the source: the foreign table's scan stops with
                 an error naming the table and how to import again; never a
                 value under another column; the re-imported table reads the
-                changes after the DDL
+                changes after the DDL; a DECIMAL scale or DATETIME precision
+                widened under the same name is stale too (no silent rounding)
 """
 import copy
 import os
@@ -286,6 +287,26 @@ def case_stale(conn, m):
     seq_ddl = max(r[0] for r in q(conn, "SELECT seq FROM binlog_fdw.changes_tsrc WHERE op = 'ddl'"))
     got = q(conn, 'SELECT id, a, b FROM ft.st WHERE _binlog_seq > %d' % seq_ddl)
     check(got == [(2, 200, 20)], 'after re-import (b was added after id): %s' % got)
+    # a wider DECIMAL scale or more fractional digits under the same names:
+    # stale too (numeric(10,2) and timestamp(0) would round silently)
+    for col, before, after, val in [('d', 'DECIMAL(10,2)', 'DECIMAL(10,4)', "'1.2345'"),
+                                    ('t', 'DATETIME', 'DATETIME(6)', "'2026-01-01 10:15:00.123456'")]:
+        tn = 'st_' + col
+        mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, %s %s)' % (MDB, tn, col, before))
+        q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (%s) FROM SERVER tsrc INTO ft' % (MDB, tn))
+        mx(m, 'ALTER TABLE %s.%s MODIFY %s %s' % (MDB, tn, col, after))
+        mx(m, 'INSERT INTO %s.%s VALUES (1, %s)' % (MDB, tn, val))
+
+        def err2():
+            try:
+                return ('rows', q(conn, 'SELECT * FROM ft.%s' % tn)) if q1(
+                    conn, "SELECT count(*) FROM binlog_fdw.changes_tsrc WHERE op = 'insert' AND table_name = %s",
+                    (tn,)) else None
+            except psycopg2.Error as e:
+                return ('error', e)
+        kind, v = wait_for('the insert into %s' % tn, err2, timeout=60)
+        check(kind == 'error' and 'is stale' in (v.pgerror or '') and 'column "%s"' % col in (v.pgerror or '').lower(),
+              '%s %s -> %s: %s' % (col, before, after, short(v if kind == 'rows' else v.pgerror, 400)))
 
 
 def main():
@@ -303,7 +324,7 @@ def main():
         mx(m, 'DROP DATABASE IF EXISTS %s' % IDB)
         mx(m, 'CREATE DATABASE %s' % IDB)
         start_source(conn, 'tsrc', 6601, include=r'^%s\.' % MDB)
-        q(conn, 'CREATE FOREIGN TABLE binlog_fdw.changes_tsrc (seq bigint, op text) SERVER tsrc')
+        q(conn, 'CREATE FOREIGN TABLE binlog_fdw.changes_tsrc (seq bigint, op text, table_name text) SERVER tsrc')
     except Exception as e:                          # noqa: BLE001
         print('not ok - typed/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1

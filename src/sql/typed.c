@@ -462,12 +462,18 @@ stale(typed_state *st, const char *detail_fmt, const char *column)
 /*
  * Would the column's type round the source column's values without an
  * error (a DDL that widened a DECIMAL's scale or a temporal column's
- * fractional digits)?  Other changes of a type that keeps its name make the
+ * fractional digits, made a FLOAT a DOUBLE or a DATE a DATETIME)?  Other changes of a type that keeps its name make the
  * conversion fail loudly (too long, out of range, not a number).
  */
 static bool
 narrower(const bl_column *col, const blpg_col_conv *cc)
 {
+	/* FLOAT -> DOUBLE: real would round; DATETIME/TIMESTAMP -> date drops the time */
+	if (col->type == BL_T_DOUBLE && cc->type == FLOAT4OID)
+		return true;
+	if ((col->type == BL_T_DATETIME || col->type == BL_T_DATETIME2 ||
+		 col->type == BL_T_TIMESTAMP || col->type == BL_T_TIMESTAMP2) && cc->type == DATEOID)
+		return true;
 	if (cc->typmod < 0)
 		return false;
 	if (col->type == BL_T_NEWDECIMAL && cc->type == NUMERICOID)
@@ -526,7 +532,7 @@ map_columns(typed_state *st, const bl_table *t)
 			stale(st, "The changes have no column \"%s\" from binlog %s:%llu on, which the foreign table has.",
 				  a->column_name);
 		if (narrower(&t->cols[a->src], &a->conv))
-			stale(st, "Column \"%s\" has more digits in the changes from binlog %s:%llu on than its type in the foreign table holds.",
+			stale(st, "Column \"%s\" has more digits or parts in the changes from binlog %s:%llu on than its type in the foreign table holds.",
 				  a->column_name);
 	}
 	for (uint32 c = 0; c < t->ncols; c++)

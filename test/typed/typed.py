@@ -20,6 +20,8 @@ Cases (one "ok - typed/NAME" line each):
   get-table     get_table(): the rows of the peek, with the batch; rollback
                 delivers them again; an ack in an aborted transaction keeps
                 them; an ack removes them
+  hostile-names a table and columns named with quotes, backticks, spaces and
+                non-ASCII letters, into a schema of such a name
   stale         ADD COLUMN on the source: the foreign table's scan stops with
                 an error naming the table and how to import again; never a
                 value under another column; the re-imported table reads the
@@ -144,6 +146,14 @@ def case_values(conn, m):
     q(conn, 'CREATE SCHEMA %s' % MDB)
     q(conn, 'SELECT * FROM binlog_fdw.sync_table(%s, %s)', ('tsrc', table))
     ack_all(conn)
+    # a NUL character cannot go into text: the same error as apply's
+    mx(m, "INSERT INTO %s (id, nn, v) VALUES (100, 'x', 'a\\0b')" % table)
+    try:
+        wait_for('the NUL row', lambda: q1(conn, 'SELECT count(*) FROM ft.alltypes WHERE id = 100'), timeout=60)
+        raise Fail('a NUL character in a text column gave no error')
+    except psycopg2.Error as e:
+        check(e.pgcode == '22021' and 'column "v"' in (e.pgerror or ''), 'NUL: %s %s' % (e.pgcode, e.pgerror))
+    ack_all(conn)
     names = [c.name for c in cols]
     # the imported types are the types apply created
     ft_types = q(conn, "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
@@ -257,6 +267,20 @@ def case_get_table(conn, m):
         check(e.pgcode == '42809', 'get_table of an ordinary table: %s %s' % (e.pgcode, e.pgerror))
 
 
+def case_hostile(conn, m):
+    # names with quotes, spaces, backticks, unicode: imported and read back
+    tn = 'we"ird `tab` ä'
+    mx(m, 'CREATE TABLE %s.`%s` (`i d` INT PRIMARY KEY, `va"l` VARCHAR(10), `ö` INT)' % (MDB, tn.replace('`', '``')))
+    q(conn, 'CREATE SCHEMA "we""ird sch"')
+    q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (%s) FROM SERVER tsrc INTO "we""ird sch"' % (
+        MDB, psycopg2.extensions.quote_ident(tn, conn)))
+    mx(m, "INSERT INTO %s.`%s` VALUES (1, 'x''y', 7)" % (MDB, tn.replace('`', '``')))
+    ftq = '"we""ird sch".%s' % psycopg2.extensions.quote_ident(tn, conn)
+    got = wait_for('the row of %s' % tn, lambda: q(conn, 'SELECT "i d", "va""l", "ö" FROM %s' % ftq), timeout=60)
+    check(got == [(1, "x'y", 7)], 'hostile names: %s' % got)
+    ack_all(conn)
+
+
 def case_stale(conn, m):
     table = '%s.st' % MDB
     mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, a INT)' % table)
@@ -287,10 +311,13 @@ def case_stale(conn, m):
     seq_ddl = max(r[0] for r in q(conn, "SELECT seq FROM binlog_fdw.changes_tsrc WHERE op = 'ddl'"))
     got = q(conn, 'SELECT id, a, b FROM ft.st WHERE _binlog_seq > %d' % seq_ddl)
     check(got == [(2, 200, 20)], 'after re-import (b was added after id): %s' % got)
-    # a wider DECIMAL scale or more fractional digits under the same names:
-    # stale too (numeric(10,2) and timestamp(0) would round silently)
+    # a wider DECIMAL scale, more fractional digits, FLOAT -> DOUBLE, DATE ->
+    # DATETIME under the same names: stale too (numeric(10,2), timestamp(0),
+    # real and date would round or cut without an error)
     for col, before, after, val in [('d', 'DECIMAL(10,2)', 'DECIMAL(10,4)', "'1.2345'"),
-                                    ('t', 'DATETIME', 'DATETIME(6)', "'2026-01-01 10:15:00.123456'")]:
+                                    ('t', 'DATETIME', 'DATETIME(6)', "'2026-01-01 10:15:00.123456'"),
+                                    ('f', 'FLOAT', 'DOUBLE', '0.1'),
+                                    ('dd', 'DATE', 'DATETIME', "'2026-01-01 10:15:00'")]:
         tn = 'st_' + col
         mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, %s %s)' % (MDB, tn, col, before))
         q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (%s) FROM SERVER tsrc INTO ft' % (MDB, tn))
@@ -329,7 +356,8 @@ def main():
         print('not ok - typed/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     for name, fn in [('import', case_import), ('values', case_values), ('pushdown', case_pushdown),
-                     ('get-table', case_get_table), ('stale', case_stale)]:
+                     ('get-table', case_get_table), ('hostile-names', case_hostile),
+                     ('stale', case_stale)]:
         t0 = time.monotonic()
         try:
             fn(conn, m)

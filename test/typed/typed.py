@@ -19,7 +19,9 @@ Cases (one "ok - typed/NAME" line each):
                 unpushed; a join with an ordinary table
   get-table     get_table(): the rows of the peek, with the batch; rollback
                 delivers them again; an ack in an aborted transaction keeps
-                them; an ack removes them
+                them; an ack removes them; batches of other tables are
+                acknowledged in the caller's transaction when oldest, else
+                delivered again
   hostile-names a table and columns named with quotes, backticks, spaces and
                 non-ASCII letters, into a schema of such a name
   stale         ADD COLUMN on the source: the foreign table's scan stops with
@@ -259,6 +261,37 @@ def case_get_table(conn, m):
     check(q1(conn, 'SELECT count(*) FROM ft.pd') == 0, 'rows of pd left after the ack')
     nothing = q(conn, 'SELECT count(*) FROM binlog_fdw.get_table(%s, NULL::ft.pd)', ('tsrc',))
     check(nothing == [(0,)], 'nothing left: %s' % nothing)
+    # batches without a row of the table (one transaction per batch: 3
+    # changes): acknowledged by get_table() in the caller's transaction when
+    # they are the oldest
+    mx(m, 'CREATE TABLE %s.other (id INT PRIMARY KEY)' % MDB)
+    mx(m, 'INSERT INTO %s.other VALUES (1)' % MDB)
+    mx(m, 'INSERT INTO %s.pd VALUES (100, 1000)' % MDB)
+    wait_rows(conn, 'SELECT count(*) FROM ft.pd', 1, 'the row 100 of pd')
+    other = "SELECT count(*) FROM binlog_fdw.changes_tsrc WHERE table_name = 'other' AND op = 'insert'"
+    check(q1(conn, other) == 1, 'the change of other is not buffered')
+    conn.autocommit = False
+    try:
+        got = q(conn, 'SELECT id FROM binlog_fdw.get_table(%s, NULL::ft.pd, 3)', ('tsrc',))
+        check(got == [(100,)], 'get_table past the batches of other tables: %s' % got)
+        conn.rollback()
+    finally:
+        conn.autocommit = True
+    check(q1(conn, other) == 1, 'an aborted get_table() acknowledged the batch of other')
+    q(conn, 'SELECT binlog_fdw.rollback(%s)', ('tsrc',))
+    got = q(conn, 'SELECT _binlog_batch, id FROM binlog_fdw.get_table(%s, NULL::ft.pd, 3)', ('tsrc',))
+    check([r[1] for r in got] == [100], 'get_table again: %s' % got)
+    check(q1(conn, other) == 0, 'the batch of other is still buffered after a committed get_table()')
+    # not the oldest (pd's batch is outstanding): delivered again, nothing returned
+    mx(m, 'INSERT INTO %s.other VALUES (2)' % MDB)
+    wait_for('the change of other', lambda: q1(conn, other) == 1, timeout=60)
+    empty = q(conn, 'SELECT count(*) FROM binlog_fdw.get_table(%s, NULL::ft.pd, 3)', ('tsrc',))
+    check(empty == [(0,)] and q1(conn, other) == 1, 'a batch behind an outstanding one: %s, other %s' % (
+        empty, q1(conn, other)))
+    q(conn, 'SELECT binlog_fdw.ack(%s, %s)', ('tsrc', got[0][0]))
+    empty = q(conn, 'SELECT count(*) FROM binlog_fdw.get_table(%s, NULL::ft.pd, 3)', ('tsrc',))
+    check(empty == [(0,)] and q1(conn, other) == 0, 'the oldest batch of other: %s, other %s' % (
+        empty, q1(conn, other)))
     # not a typed table
     try:
         q(conn, 'SELECT * FROM binlog_fdw.get_table(%s, NULL::names)', ('tsrc',))

@@ -369,6 +369,38 @@ def case_stale(conn, m):
               '%s %s -> %s: %s' % (col, before, after, short(v if kind == 'rows' else v.pgerror, 400)))
 
 
+PG_LOG = os.path.join(common.RUN, 'pg-main', 'postgresql.log')
+# the errors a case causes on purpose (anything else in the server log, and
+# any WARNING, PANIC, crash or leak report, fails the case)
+EXPECTED_ERRORS = {
+    'values': ['contains a NUL character'],
+    'get-table': ['row_type must be the row type'],
+    'stale': ['is stale'],
+}
+
+
+def log_size():
+    try:
+        return os.path.getsize(PG_LOG)
+    except OSError:
+        return None
+
+
+def log_problems(name, start):
+    if start is None:
+        return []
+    with open(PG_LOG, 'rb') as f:
+        f.seek(start)
+        text = f.read().decode('utf-8', 'replace')
+    bad = []
+    for line in text.splitlines():
+        if any(w in line for w in ('WARNING:', 'PANIC:', 'leaked', 'terminated by signal', 'TRAP:')):
+            bad.append(line)
+        elif 'ERROR:' in line and not any(e in line for e in EXPECTED_ERRORS.get(name, [])):
+            bad.append(line)
+    return bad
+
+
 def main():
     passed = failed = 0
     try:
@@ -392,8 +424,12 @@ def main():
                      ('get-table', case_get_table), ('hostile-names', case_hostile),
                      ('stale', case_stale)]:
         t0 = time.monotonic()
+        start = log_size()
         try:
             fn(conn, m)
+            bad = log_problems(name, start)
+            if bad:
+                raise Fail('server log: %s' % short(' | '.join(bad[:3]), 600))
             print('ok - typed/%s' % name, flush=True)
             passed += 1
         except Exception as e:                      # noqa: BLE001

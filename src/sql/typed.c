@@ -90,6 +90,12 @@ struct typed_state
 	uint32		mapped_version;
 	uint64		mapped_id;
 	uint64		batch_id;		/* get_table(): the batch, 0 in a scan */
+	MemoryContext ecxt;			/* the current entry's values, below */
+	Datum		e_file;			/* 0: not made yet */
+	Datum		e_op;
+	Datum		e_gtid;
+	Datum		img_before;		/* 'before', 'after' (st->cxt) */
+	Datum		img_after;
 	uint64		xid;			/* of the current transaction, 0 unknown */
 	size_t		xid_until;		/* offset of the entry that xid is from */
 	MemoryContext cxt;
@@ -306,6 +312,10 @@ typed_create(Relation rel)
 	st->after_nulls = palloc0(sizeof(bool) * Max(st->natts, 1));
 	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed row",
 									   ALLOCSET_SMALL_SIZES);
+	st->ecxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed entry",
+									 ALLOCSET_SMALL_SIZES);
+	st->img_before = CStringGetTextDatum("before");
+	st->img_after = CStringGetTextDatum("after");
 	blpg_apply_options_load(ft->serverid, &st->opts);
 	st->filter.max_seq = PG_UINT64_MAX;
 	st->filter.max_ts_us = PG_INT64_MAX;
@@ -604,6 +614,11 @@ advance(typed_state *st)
 		st->seq = Max(st->seq, e->seq_first);
 		if (st->seq >= e->seq_first + e->nchanges || !entry_wanted(st, e, &st->v))
 			st->e = NULL;
+		else
+		{
+			MemoryContextReset(st->ecxt);
+			st->e_file = st->e_op = st->e_gtid = (Datum) 0;
+		}
 	}
 }
 
@@ -637,11 +652,18 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 				*isnull = false;
 				break;
 			case BLPG_META_OP:
-				*val = CStringGetTextDatum(blpg_entry_op_name(e));
+				if (st->e_op == (Datum) 0)
+				{
+					MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+					st->e_op = CStringGetTextDatum(blpg_entry_op_name(e));
+					MemoryContextSwitchTo(old);
+				}
+				*val = st->e_op;
 				*isnull = false;
 				break;
 			case BLPG_META_IMAGE:
-				*val = CStringGetTextDatum(image);
+				*val = strcmp(image, "before") == 0 ? st->img_before : st->img_after;
 				*isnull = false;
 				break;
 			case BLPG_META_COMMIT_TIME:
@@ -652,7 +674,14 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 				}
 				break;
 			case BLPG_META_FILE:
-				*val = blpg_text_utf8(st->v.file, e->file_len);
+				if (st->e_file == (Datum) 0)
+				{
+					MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+					st->e_file = blpg_text_utf8(st->v.file, e->file_len);
+					MemoryContextSwitchTo(old);
+				}
+				*val = st->e_file;
 				*isnull = false;
 				break;
 			case BLPG_META_POS:
@@ -662,7 +691,14 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 			case BLPG_META_GTID:
 				if (e->gtid_len)
 				{
-					*val = blpg_text_utf8(st->v.gtid, e->gtid_len);
+					if (st->e_gtid == (Datum) 0)
+					{
+						MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+						st->e_gtid = blpg_text_utf8(st->v.gtid, e->gtid_len);
+						MemoryContextSwitchTo(old);
+					}
+					*val = st->e_gtid;
 					*isnull = false;
 				}
 				break;

@@ -72,6 +72,7 @@ read_columns(ForeignServer *server, ImportForeignSchemaStmt *stmt)
 	List	   *cols = NIL;
 	char	   *sql;
 	bool		failed = false;
+	bool		exists = false;
 
 	memset(&err, 0, sizeof(err));
 	bl_source_options_init(&so);
@@ -86,7 +87,8 @@ read_columns(ForeignServer *server, ImportForeignSchemaStmt *stmt)
 	so.ssl_key = cfg->ssl_key;
 	sql = psprintf("SELECT TABLE_NAME FROM information_schema.TABLES"
 				   " WHERE TABLE_SCHEMA = %s AND TABLE_TYPE = 'BASE TABLE'"
-				   " ORDER BY TABLE_NAME", mysql_literal(db));
+				   " UNION ALL SELECT NULL FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s"
+				   " ORDER BY 1", mysql_literal(db), mysql_literal(db));
 	snap = bl_snapshot_open(&so, &err);
 	if (snap == NULL)
 		ereport(ERROR,
@@ -110,6 +112,11 @@ read_columns(ForeignServer *server, ImportForeignSchemaStmt *stmt)
 				failed = true;
 			if (rc <= 0)
 				break;
+			if (values[0] == NULL)
+			{
+				exists = true;	/* the database's row */
+				continue;
+			}
 			name = pnstrdup(values[0], lengths[0]);
 			if (IsImportableForeignTable(name, stmt))	/* LIMIT TO / EXCEPT */
 				tables = lappend(tables, name);
@@ -148,6 +155,11 @@ read_columns(ForeignServer *server, ImportForeignSchemaStmt *stmt)
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("could not read the tables of schema \"%s\" from source \"%s\": %s",
 						db, server->servername, err.message)));
+	if (!exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+				 errmsg("source \"%s\" has no database \"%s\"", server->servername, db),
+				 errhint("Quote a name with capitals (IMPORT FOREIGN SCHEMA \"Shop\" ...); the source's account sees only the databases it has privileges on.")));
 	return cols;
 }
 

@@ -97,6 +97,13 @@ def case_import(conn, m):
     t = q1(conn, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                  "WHERE attrelid = 'imp3.imp_a'::regclass AND attname = 't'")
     check(t == 'boolean', 'TINYINT(1) with tinyint1_boolean imported as %s' % t)
+    # a database the source does not have
+    try:
+        q(conn, 'IMPORT FOREIGN SCHEMA no_such_db FROM SERVER tsrc INTO imp3')
+        raise Fail('IMPORT FOREIGN SCHEMA of a missing database gave no error')
+    except psycopg2.Error as e:
+        check(e.pgcode == 'HV00Q' and 'no database "no_such_db"' in (e.pgerror or ''),
+              'missing database: %s %s' % (e.pgcode, e.pgerror))
 
 
 def wait_rows(conn, sql, n, what):
@@ -373,6 +380,7 @@ PG_LOG = os.path.join(common.RUN, 'pg-main', 'postgresql.log')
 # the errors a case causes on purpose (anything else in the server log, and
 # any WARNING, PANIC, crash or leak report, fails the case)
 EXPECTED_ERRORS = {
+    'import': ['no database "no_such_db"'],
     'values': ['contains a NUL character'],
     'get-table': ['row_type must be the row type'],
     'stale': ['is stale'],

@@ -19,7 +19,7 @@ PGFILEDESC = "binlog_fdw - MySQL/MariaDB change data capture"
 
 DECODER_SRCS = $(sort $(wildcard src/decoder/*.c))
 SOURCE_SRCS = $(sort $(wildcard src/source/*.c))
-PG_PARTS = base store worker sql apply
+PG_PARTS = base types store worker sql apply
 PGGLUE_SRCS = binlog_fdw.c $(sort $(foreach p,$(PG_PARTS),$(wildcard src/$(p)/*.c)))
 
 DECODER_OBJS = $(DECODER_SRCS:.c=.o)

@@ -179,3 +179,17 @@ SELECT server_name AS server,
   FROM table_mapping
  WHERE load_key_hi IS NOT NULL;
 REVOKE ALL ON load_status FROM PUBLIC;
+
+-- One source table's changes as rows of its typed foreign table (IMPORT
+-- FOREIGN SCHEMA): SELECT * FROM get_table('src', NULL::local.orders).
+-- A batch as get()'s (all the source's changes); its rows of that table,
+-- _binlog_batch the batch to ack().  A batch without a row of the table
+-- is acknowledged in the calling transaction when it is the oldest.
+CREATE FUNCTION get_table(
+    server text,
+    row_type anyelement,
+    max_changes integer DEFAULT 1000,
+    timeout_ms integer DEFAULT 0)
+RETURNS SETOF anyelement
+AS 'MODULE_PATHNAME', 'binlog_fdw_get_table' LANGUAGE C;
+REVOKE ALL ON FUNCTION get_table(text, anyelement, integer, integer) FROM PUBLIC;

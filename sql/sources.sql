@@ -116,11 +116,11 @@ CREATE USER MAPPING FOR current_user SERVER s OPTIONS (user 'repl', password 'se
 ALTER USER MAPPING FOR current_user SERVER s OPTIONS (ADD port '3306');
 
 -- ---------------------------------------------------------------------
--- Foreign tables: no options; columns are matched by name when queried
+-- Foreign tables: options of imported (typed) tables only; columns are matched by name when queried
 -- ---------------------------------------------------------------------
-CREATE FOREIGN TABLE ft_opt (seq bigint) SERVER s OPTIONS (table_name 'orders');
+CREATE FOREIGN TABLE ft_opt (seq bigint) SERVER s OPTIONS (dbname 'orders');
 CREATE FOREIGN TABLE ft_bad (seq bigint, op text, bogus text) SERVER s;
-ALTER FOREIGN TABLE ft_bad ALTER COLUMN op OPTIONS (ADD column_name 'x');
+ALTER FOREIGN TABLE ft_bad ALTER COLUMN op OPTIONS (ADD colname 'x');
 SELECT * FROM ft_bad;
 EXPLAIN (COSTS OFF) SELECT seq FROM ft_bad;
 DROP FOREIGN TABLE ft_bad;

@@ -1,24 +1,27 @@
 /*
  * apply.h
  *	  Applying MySQL changes into PostgreSQL tables: the apply loop shared
- *	  by binlog_fdw.apply() and the continuous apply worker, settings, value
- *	  conversion, target tables, DDL translation, table mappings, the type
- *	  mapping of the tables binlog_fdw creates, and the initial load.
+ *	  by binlog_fdw.apply() and the continuous apply worker, target tables,
+ *	  DDL translation, table mappings and the initial load.  Settings, value
+ *	  conversion and the type mapping are src/types (types.h), shared with
+ *	  the foreign tables of IMPORT FOREIGN SCHEMA (src/sql).
  *
- * Files: apply.c (the loop; apply(), skip_change()), settings.c,
- * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
- * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
- * sync_table()), load.c (CALL load(): chunked, resumable), synclock.c
- * (loads and apply kept apart), progress.c (sync_progress).  Uses the store (it consumes
- * changes through blpg_consume_*), the MySQL source (snapshots) and the
- * decoder.  Shared state: the store's slots (store.h's locking rules) and
- * the load progress area of progress.c (its own lock, see there); a load
- * and apply of the same table exclude each other by the lock of synclock.c.
+ * Files: apply.c (the loop; apply(), skip_change()), target.c, ddl.c,
+ * continuous.c (the continuous apply worker), mapping.c (map_table()),
+ * snapshot.c (snapshot(), sync_table()), load.c (CALL load(): chunked,
+ * resumable), synclock.c (loads and apply kept apart), progress.c
+ * (sync_progress).  Uses the store (it consumes changes through
+ * blpg_consume_*), the types (src/types), the MySQL source (snapshots) and
+ * the decoder.  Shared state: the store's slots (store.h's locking rules)
+ * and the load progress area of progress.c (its own lock, see there); a
+ * load and apply of the same table exclude each other by the lock of
+ * synclock.c.
  */
 #ifndef BLPG_APPLY_H
 #define BLPG_APPLY_H
 
 #include "store/store.h"
+#include "types/types.h"
 
 #include "bl_decoder.h"
 
@@ -29,83 +32,6 @@
 #include "nodes/pg_list.h"
 #include "utils/guc.h"
 #include "utils/relcache.h"
-
-typedef enum blpg_conflict
-{
-	BLPG_CONFLICT_ERROR = 0,
-	BLPG_CONFLICT_SKIP,
-	BLPG_CONFLICT_OVERWRITE
-} blpg_conflict;
-
-typedef enum blpg_zero_date
-{
-	BLPG_ZERO_NULL = 0,
-	BLPG_ZERO_NEG_INFINITY,
-	BLPG_ZERO_ERROR
-} blpg_zero_date;
-
-/* Apply settings of a source (server options). */
-typedef struct blpg_apply_options
-{
-	blpg_conflict conflict;		/* conflict */
-	bool		unmapped_error; /* unmapped = error | skip */
-	bool		tinyint1_boolean;	/* tinyint1_boolean */
-	blpg_zero_date zero_date;	/* zero_date */
-	bool		time_as_interval;	/* time_type = interval | time */
-	bool		keyless_full_row;	/* keyless = error | full_row */
-	List	   *schema_map;		/* pairs: mysql schema, pg schema */
-} blpg_apply_options;
-
-/* A source's apply settings (settings.c). */
-extern void blpg_apply_options_load(Oid serverid, blpg_apply_options *opts);
-
-/* ---- value conversion (convert.c) ---- */
-
-typedef enum blpg_conv_kind
-{
-	BLPG_CONV_GENERIC = 0,		/* text, then the type's input function */
-	BLPG_CONV_INT2,
-	BLPG_CONV_INT4,
-	BLPG_CONV_INT8,
-	BLPG_CONV_NUMERIC,
-	BLPG_CONV_FLOAT4,
-	BLPG_CONV_FLOAT8,
-	BLPG_CONV_BOOL,
-	BLPG_CONV_TEXT,				/* text, varchar, bpchar without typmod */
-	BLPG_CONV_BYTEA,
-	BLPG_CONV_DATE,
-	BLPG_CONV_TIMESTAMP,
-	BLPG_CONV_TIMESTAMPTZ,
-	BLPG_CONV_TIME,
-	BLPG_CONV_INTERVAL,
-	BLPG_CONV_JSONB,
-	BLPG_CONV_TEXT_ARRAY,
-	BLPG_CONV_GEOMETRY			/* PostGIS geometry/geography: EWKB hex input */
-} blpg_conv_kind;
-
-/* How one MySQL column becomes one PostgreSQL column. */
-typedef struct blpg_col_conv
-{
-	int			src;			/* MySQL column index */
-	AttrNumber	attnum;			/* target attribute */
-	Oid			type;
-	int32		typmod;
-	blpg_conv_kind kind;
-	FmgrInfo	input;			/* GENERIC: the type's input function */
-	Oid			ioparam;
-	const char *name;			/* for error messages */
-} blpg_col_conv;
-
-extern void blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod);
-
-/*
- * value -> Datum.  before: the column's before-image value (partial JSON).
- * old_datum/old_isnull: the target row's current value, for a partial JSON
- * update without a full before image.
- */
-extern Datum blpg_convert(const blpg_col_conv *cc, const bl_column *col,
-						  const bl_value *v, const bl_value *before,
-						  const blpg_apply_options *opts, bool *isnull);
 
 /* ---- the apply loop (apply.c) ---- */
 
@@ -257,15 +183,7 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 extern int	blpg_continuous_synchronous_commit;
 extern const struct config_enum_entry blpg_synchronous_commit_options[];
 
-/* ---- the type mapping (typemap.c, README "Type mapping") ---- */
 
-/*
- * A MySQL column type as information_schema.COLUMNS.COLUMN_TYPE writes it
- * ("int(11) unsigned", "varchar(64)", "enum('a','b')", "decimal(10,2)",
- * "datetime(6)", "tinyint(1)") -> a PostgreSQL type name, or NULL if the
- * type is unknown.
- */
-extern const char *blpg_map_type(const char *column_type, const blpg_apply_options *opts);
 
 /* ---- progress of initial loads (progress.c) ---- */
 

@@ -12,6 +12,7 @@
 #include "base/base.h"
 
 #include "access/reloptions.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_user_mapping.h"
@@ -55,6 +56,9 @@ static const option_def valid_options[] = {
 	{"keyless", ForeignServerRelationId, "error or full_row"},
 	{"schema_map", ForeignServerRelationId, "mysql_db:pg_schema[,...]"},
 	{"continuous", ForeignServerRelationId, "true or false (apply changes as they arrive)"},
+	{"schema_name", ForeignTableRelationId, "the source table's database (IMPORT FOREIGN SCHEMA sets it)"},
+	{"table_name", ForeignTableRelationId, "the source table's name (IMPORT FOREIGN SCHEMA sets it)"},
+	{"column_name", AttributeRelationId, "the source column's name (IMPORT FOREIGN SCHEMA sets it)"},
 	{"user", UserMappingRelationId, "the source account"},
 	{"password", UserMappingRelationId, "the source account's password"},
 	{NULL, InvalidOid, NULL}

@@ -11,6 +11,10 @@
  * name is an error.  Equality conditions on schema_name, table_name and op,
  * and a lower bound on seq, are checked on each entry's header before any
  * row is decoded (the conditions stay in the plan for the executor too).
+ *
+ * A foreign table with the option table_name (IMPORT FOREIGN SCHEMA,
+ * import.c) shows one source table's changes as typed rows instead: its
+ * scan is typed.c's.
  */
 #include "sql/sql.h"
 
@@ -36,6 +40,7 @@ PG_FUNCTION_INFO_V1(binlog_fdw_handler);
 
 typedef struct scan_state
 {
+	bool		typed;			/* false: see is_typed() */
 	blpg_slot  *slot;
 	int			natts;
 	int		   *colmap;			/* attribute -> blpg_change_col, -1 dropped */
@@ -160,8 +165,13 @@ get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	bool		want[BLPG_NCOLS];
 	List	   *conds;
 
-	(void) column_map(rel, want);	/* errors early on unknown columns */
-	conds = pushable_conditions(root, baserel, rel);
+	if (blpg_typed_table(foreigntableid))
+		conds = blpg_typed_conditions(root, baserel, rel);
+	else
+	{
+		(void) column_map(rel, want);	/* errors early on unknown columns */
+		conds = pushable_conditions(root, baserel, rel);
+	}
 	table_close(rel, NoLock);
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
 	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL, conds,
@@ -175,9 +185,15 @@ begin_scan(ForeignScanState *node, int eflags)
 	Relation	rel = node->ss.ss_currentRelation;
 	ForeignTable *ft = GetForeignTable(RelationGetRelid(rel));
 	ForeignServer *server = GetForeignServer(ft->serverid);
-	scan_state *st = palloc0(sizeof(scan_state));
+	scan_state *st;
 	ListCell   *lc;
 
+	if (blpg_typed_table(RelationGetRelid(rel)))
+	{
+		blpg_typed_begin(node, eflags);
+		return;
+	}
+	st = palloc0(sizeof(scan_state));
 	node->fdw_state = st;
 	st->cxt = CurrentMemoryContext;
 	st->natts = RelationGetDescr(rel)->natts;
@@ -223,6 +239,13 @@ start_scan(scan_state *st)
 	MemoryContextSwitchTo(old);
 }
 
+/* Both scans' states begin with this flag (typed.c: true). */
+static bool
+is_typed(ForeignScanState *node)
+{
+	return node->fdw_state != NULL && *(bool *) node->fdw_state;
+}
+
 static TupleTableSlot *
 iterate_scan(ForeignScanState *node)
 {
@@ -231,6 +254,8 @@ iterate_scan(ForeignScanState *node)
 	Datum		values[BLPG_NCOLS];
 	bool		nulls[BLPG_NCOLS];
 
+	if (is_typed(node))
+		return blpg_typed_iterate(node);
 	ExecClearTuple(ts);
 	if (!st->started)
 		start_scan(st);
@@ -257,6 +282,11 @@ rescan(ForeignScanState *node)
 {
 	scan_state *st = node->fdw_state;
 
+	if (is_typed(node))
+	{
+		blpg_typed_rescan(node);
+		return;
+	}
 	if (st->it)
 		blpg_change_iter_free(st->it);
 	st->it = NULL;
@@ -268,6 +298,11 @@ end_scan(ForeignScanState *node)
 {
 	scan_state *st = node->fdw_state;
 
+	if (is_typed(node))
+	{
+		blpg_typed_end(node);
+		return;
+	}
 	if (st && st->it)
 		blpg_change_iter_free(st->it);
 	if (st)
@@ -281,6 +316,11 @@ explain_scan(ForeignScanState *node, ExplainState *es)
 	ListCell   *lc;
 	StringInfoData buf;
 
+	if (is_typed(node))
+	{
+		blpg_typed_explain(node, es);
+		return;
+	}
 	initStringInfo(&buf);
 	foreach(lc, plan->fdw_private)
 	{
@@ -308,5 +348,6 @@ binlog_fdw_handler(PG_FUNCTION_ARGS)
 	r->ReScanForeignScan = rescan;
 	r->EndForeignScan = end_scan;
 	r->ExplainForeignScan = explain_scan;
+	r->ImportForeignSchema = blpg_import_foreign_schema;
 	PG_RETURN_POINTER(r);
 }

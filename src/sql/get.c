@@ -11,6 +11,8 @@
  *	  ack(server, batch_id)                 release the oldest batch and
  *	                                        record the position durably
  *	  rollback(server [, batch_id])         deliver un-acked changes again
+ *	  get_table(server, NULL::ft, ...)      a batch's rows of one source
+ *	                                        table as typed rows (typed.c)
  *
  * What a batch is, and when an ack takes effect, is the store's (see
  * batches.c); this file builds the results and keeps their buffers.
@@ -19,18 +21,24 @@
 
 #include <malloc.h>
 
+#include "access/table.h"
+#include "catalog/pg_class.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_get);
 PG_FUNCTION_INFO_V1(binlog_fdw_get_json);
 PG_FUNCTION_INFO_V1(binlog_fdw_get_jsonl);
 PG_FUNCTION_INFO_V1(binlog_fdw_ack);
 PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
+PG_FUNCTION_INFO_V1(binlog_fdw_get_table);
 
 /*
  * get()'s copy of its batch, kept between calls (in TopMemoryContext) up to
@@ -310,4 +318,106 @@ binlog_fdw_rollback(PG_FUNCTION_ARGS)
 	slot = blpg_consumer_slot(name, NULL);
 	PG_RETURN_INT32(blpg_consume_rollback(slot, PG_ARGISNULL(1),
 										  PG_ARGISNULL(1) ? 0 : (uint64) PG_GETARG_INT64(1)));
+}
+
+/*
+ * get_table(server, row_type anyelement, max_changes, timeout_ms): the next
+ * batch's rows of one source table, as rows of its typed foreign table
+ * (typed.c), the type of row_type.  A batch holds every table's changes
+ * (as get()'s); one without a row of this table is acknowledged here, in
+ * the caller's transaction, when it is the oldest outstanding batch (else
+ * it is delivered again and the result is empty: ack the earlier ones
+ * first), and the next is taken.
+ */
+Datum
+binlog_fdw_get_table(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	Oid			relid = OidIsValid(type) ? get_typ_typrelid(type) : InvalidOid;
+	char	   *name;
+	int			max_changes,
+				timeout_ms;
+	ForeignServer *server;
+	blpg_slot  *slot;
+	Relation	rel;
+	typed_state *st;
+	Datum	   *values;
+	bool	   *nulls;
+	TimestampTz deadline;
+	MemoryContext rowcxt;
+
+	blpg_require_arg(fcinfo, 0, "server");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	max_changes = PG_ARGISNULL(2) ? 1000 : PG_GETARG_INT32(2);
+	timeout_ms = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+	if (max_changes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_changes must be at least 1")));
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("row_type must be the row type of a typed foreign table, not %s",
+						OidIsValid(type) ? format_type_be(type) : "unknown"),
+				 errhint("Pass NULL::schema.table of a table IMPORT FOREIGN SCHEMA made.")));
+	slot = blpg_consumer_slot(name, &server);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+	rel = table_open(relid, AccessShareLock);
+	st = blpg_typed_reader(rel, server->servername);
+	values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
+	nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+	consume_keep_freed_memory();
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	deadline = GetCurrentTimestamp() + (int64) timeout_ms * 1000;
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw get_table row",
+								   ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		uint64		first,
+					last;
+		long		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+		uint64		batch = blpg_consume_get(slot, max_changes, (int) Max(left, 0),
+											 blpg_typed_reader_buffer(st), &first, &last);
+		int64		rows = 0;
+		bool		oldest = false;
+
+		if (batch == 0)
+			break;
+		blpg_typed_reader_start(st, first, last, batch);
+		for (;;)
+		{
+			MemoryContext old = MemoryContextSwitchTo(rowcxt);
+			bool		got = blpg_typed_reader_next(st, values, nulls);
+
+			MemoryContextSwitchTo(old);
+			if (!got)
+				break;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			MemoryContextReset(rowcxt);
+			rows++;
+		}
+		if (rows > 0)
+			break;
+		/* no row of this table: acknowledge it if it is the oldest */
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		for (int k = 0; k < slot->nbatches; k++)
+			if (!slot->batches[k].ack_pending)
+			{
+				oldest = slot->batches[k].batch_id == batch;
+				break;
+			}
+		LWLockRelease(&slot->lock);
+		if (!oldest)
+		{
+			(void) blpg_consume_rollback(slot, false, batch);
+			break;
+		}
+		(void) blpg_consume_ack_next(slot, server, batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextDelete(rowcxt);
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
 }

@@ -6,8 +6,9 @@ below it only (docs/architecture.md, "Layout"):
 
     decoder <- source <- tools
     decoder <- base <- store <- worker (also source)
-                         store <- sql
-                         store <- apply (also source)
+               base <- types
+                         store <- sql (also types, source)
+                         store <- apply (also types, source)
 
 Prints one case line per part ("ok - layout/PART" or "not ok - layout/PART:
 ..."), plus "layout/one-header": every PostgreSQL-side part has the one
@@ -25,12 +26,13 @@ ALLOWED = {
     'source': {'decoder'},
     'tools': {'decoder', 'source'},
     'base': {'decoder'},
+    'types': {'base', 'decoder'},
     'store': {'base', 'decoder'},
     'worker': {'store', 'base', 'source', 'decoder'},
-    'sql': {'store', 'base', 'decoder'},
-    'apply': {'store', 'base', 'source', 'decoder'},
+    'sql': {'store', 'types', 'base', 'source', 'decoder'},
+    'apply': {'store', 'types', 'base', 'source', 'decoder'},
 }
-PG_PARTS = ['base', 'store', 'worker', 'sql', 'apply']
+PG_PARTS = ['base', 'types', 'store', 'worker', 'sql', 'apply']
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

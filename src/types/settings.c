@@ -5,7 +5,7 @@
  *	  schema_map (checked by the validator, src/base/options.c), read into
  *	  a blpg_apply_options.
  */
-#include "apply/apply.h"
+#include "types/types.h"
 
 #include "commands/defrem.h"
 #include "foreign/foreign.h"

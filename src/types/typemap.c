@@ -25,7 +25,7 @@
  *	                             the database, else bytea (EWKB)
  *	  VECTOR(n)                  real[]
  */
-#include "apply/apply.h"
+#include "types/types.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"

@@ -13,7 +13,7 @@
  * function of PostGIS's geometry and geography types (hex EWKB), "\x" hex
  * text into anything else.
  */
-#include "apply/apply.h"
+#include "types/types.h"
 
 #include "bl_charset.h"
 #include "bl_decimal.h"

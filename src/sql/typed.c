@@ -1,0 +1,877 @@
+/*
+ * typed.c
+ *	  The scan of a foreign table made by IMPORT FOREIGN SCHEMA (import.c):
+ *	  the buffered changes of one source table (options schema_name,
+ *	  table_name), not yet acknowledged, as typed rows.  Reading consumes
+ *	  nothing.  Each row event is decoded and its values converted straight
+ *	  into the columns' types by blpg_convert (src/types), as apply does: no
+ *	  jsonb on the way.  An insert shows its after image, a delete its before
+ *	  image, an update both (_binlog_image 'before', then 'after').
+ *
+ * Columns with the option column_name are the source's, matched by name
+ * against the column names of each rows event's table map: when the table
+ * map has a column the foreign table lacks, or lacks one the foreign table
+ * has, the scan stops with an error saying the definition is stale and how
+ * to import it again, so that no value is ever shown under another
+ * column.  A column absent from a row image (binlog_row_image MINIMAL or
+ * NOBLOB) shows NULL.
+ *
+ * Pushed down (checked on entry headers before any row is decoded; the
+ * conditions also stay in the plan): _binlog_op = 'op', comparisons of
+ * _binlog_seq and _binlog_commit_time with constants.  EXPLAIN shows them
+ * as "Ring Filter".
+ */
+#include "sql/sql.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "datatype/timestamp.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+/* PostgreSQL's timestamps count from 2000-01-01, the entries' from 1970 */
+#define UNIX_TO_PG_US	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+typedef struct typed_att
+{
+	int			meta;			/* blpg_meta_col, or -1: a source column,
+								 * or -2: dropped */
+	char	   *column_name;	/* source column */
+	int			src;			/* its index in the current table map */
+	blpg_col_conv conv;
+} typed_att;
+
+typedef struct typed_filter
+{
+	char	   *op;				/* NULL: any */
+	uint64		min_seq;		/* inclusive */
+	uint64		max_seq;
+	bool		has_time;		/* a bound on the commit time */
+	int64		min_ts_us;		/* unix us, inclusive */
+	int64		max_ts_us;
+} typed_filter;
+
+struct typed_state
+{
+	bool		typed;			/* true (fdw.c's is_typed()) */
+	blpg_slot  *slot;
+	ForeignServer *server;
+	char	   *relname;
+	char	   *nspname;
+	char	   *schema_name;
+	char	   *table_name;
+	blpg_apply_options opts;
+	int			natts;
+	typed_att  *atts;
+	typed_filter filter;
+	StringInfoData entries;
+	bool		started;
+	size_t		off;			/* next entry */
+	const blpg_entry *e;		/* current ROWS entry */
+	blpg_entry_view v;
+	uint64		seq;			/* next change of it */
+	uint64		last;			/* last sequence of the scan */
+	bl_event	rows_ev;
+	bool		rows_open;
+	bool		pending_after;	/* update: the after image is next */
+	Datum	   *after_values;	/* ... in rowcxt */
+	bool	   *after_nulls;
+	MemoryContext rowcxt;
+	const bl_table *mapped;		/* table map the atts' src are for */
+	uint32		mapped_version;
+	uint64		mapped_id;
+	uint64		batch_id;		/* get_table(): the batch, 0 in a scan */
+	MemoryContext ecxt;			/* the current entry's values, below */
+	Datum		e_file;			/* 0: not made yet */
+	Datum		e_op;
+	Datum		e_gtid;
+	Datum		img_before;		/* 'before', 'after' (st->cxt) */
+	Datum		img_after;
+	uint64		xid;			/* of the current transaction, 0 unknown */
+	size_t		xid_until;		/* offset of the entry that xid is from */
+	MemoryContext cxt;
+};
+
+static char *
+table_option(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return defGetString(def);
+	}
+	return NULL;
+}
+
+bool
+blpg_typed_table(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+
+	return table_option(ft->options, "table_name") != NULL;
+}
+
+/* blpg_meta_col_types as OIDs */
+static const Oid meta_type_oids[BLPG_NMETA] = {
+	INT8OID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID
+};
+
+static int
+meta_by_name(const char *name)
+{
+	for (int m = 0; m < BLPG_NMETA; m++)
+		if (strcmp(name, blpg_meta_col_names[m]) == 0)
+			return m;
+	return -1;
+}
+
+/* The attributes of the foreign table; an error for an unknown one. */
+static typed_att *
+typed_atts(Relation rel, bool init_conv)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	typed_att  *atts = palloc0(sizeof(typed_att) * Max(desc->natts, 1));
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *cn;
+
+		atts[i].meta = -2;
+		atts[i].src = -1;
+		if (att->attisdropped)
+			continue;
+		cn = table_option(GetForeignColumnOptions(RelationGetRelid(rel), i + 1), "column_name");
+		if (cn != NULL)
+		{
+			atts[i].meta = -1;
+			atts[i].column_name = cn;
+			if (init_conv)
+			{
+				atts[i].conv.attnum = i + 1;
+				atts[i].conv.name = pstrdup(NameStr(att->attname));
+				blpg_conv_init(&atts[i].conv, att->atttypid, att->atttypmod);
+			}
+			continue;
+		}
+		atts[i].meta = meta_by_name(NameStr(att->attname));
+		if (atts[i].meta < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("foreign table \"%s\" has a column \"%s\" that is neither a source column nor a change column",
+							RelationGetRelationName(rel), NameStr(att->attname)),
+					 errhint("Give a source column the option column_name (the column's name in the source table); change columns are %s, %s, %s, %s, %s, %s, %s, %s and %s.",
+							 blpg_meta_col_names[0], blpg_meta_col_names[1], blpg_meta_col_names[2],
+							 blpg_meta_col_names[3], blpg_meta_col_names[4], blpg_meta_col_names[5],
+							 blpg_meta_col_names[6], blpg_meta_col_names[7], blpg_meta_col_names[8])));
+		if (att->atttypid != meta_type_oids[atts[i].meta])
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("change column \"%s\" of foreign table \"%s\" has type %s",
+							NameStr(att->attname), RelationGetRelationName(rel),
+							format_type_be(att->atttypid)),
+					 errhint("Declare it as %s.", blpg_meta_col_types[atts[i].meta])));
+	}
+	return atts;
+}
+
+/* ---- planning ---- */
+
+static bool
+int_const(Const *c, int64 *out)
+{
+	switch (c->consttype)
+	{
+		case INT8OID:
+			*out = DatumGetInt64(c->constvalue);
+			return true;
+		case INT4OID:
+			*out = DatumGetInt32(c->constvalue);
+			return true;
+		case INT2OID:
+			*out = DatumGetInt16(c->constvalue);
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Conditions "_binlog_op = 'text'", "_binlog_seq OP int", "_binlog_commit_time
+ * OP timestamptz" (OP one of = < <= > >=) as lists (column, operator, value
+ * text) for fdw_private.
+ */
+List *
+blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
+{
+	List	   *conds = NIL;
+	ListCell   *lc;
+	typed_att  *atts = typed_atts(rel, false);
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op;
+		Var		   *var;
+		Const	   *cst;
+		char	   *opname;
+		int			meta;
+		int64		iv;
+
+		if (!IsA(ri->clause, OpExpr))
+			continue;
+		op = (OpExpr *) ri->clause;
+		if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
+			!IsA(lsecond(op->args), Const))
+			continue;
+		var = linitial(op->args);
+		cst = lsecond(op->args);
+		if (var->varno != baserel->relid || var->varattno <= 0 || cst->constisnull)
+			continue;
+		meta = atts[var->varattno - 1].meta;
+		opname = get_opname(op->opno);
+		if (opname == NULL ||
+			(strcmp(opname, "=") != 0 && strcmp(opname, "<") != 0 && strcmp(opname, "<=") != 0 &&
+			 strcmp(opname, ">") != 0 && strcmp(opname, ">=") != 0))
+			continue;
+		if (meta == BLPG_META_OP && strcmp(opname, "=") == 0 && cst->consttype == TEXTOID)
+			conds = lappend(conds, list_make3(makeString("_binlog_op"), makeString("="),
+											  makeString(TextDatumGetCString(cst->constvalue))));
+		else if (meta == BLPG_META_SEQ && int_const(cst, &iv))
+			conds = lappend(conds, list_make3(makeString("_binlog_seq"), makeString(opname),
+											  makeString(psprintf(INT64_FORMAT, iv))));
+		else if (meta == BLPG_META_COMMIT_TIME && cst->consttype == TIMESTAMPTZOID)
+			conds = lappend(conds, list_make3(makeString("_binlog_commit_time"), makeString(opname),
+											  makeString(psprintf(INT64_FORMAT,
+																  DatumGetTimestampTz(cst->constvalue)))));
+	}
+	return conds;
+}
+
+static void
+bound(const char *opname, int64 v, int64 *lo, int64 *hi)
+{
+	if (strcmp(opname, "=") == 0)
+	{
+		*lo = Max(*lo, v);
+		*hi = Min(*hi, v);
+	}
+	else if (strcmp(opname, ">") == 0)
+		*lo = Max(*lo, v == PG_INT64_MAX ? v : v + 1);
+	else if (strcmp(opname, ">=") == 0)
+		*lo = Max(*lo, v);
+	else if (strcmp(opname, "<") == 0)
+		*hi = Min(*hi, v == PG_INT64_MIN ? v : v - 1);
+	else if (strcmp(opname, "<=") == 0)
+		*hi = Min(*hi, v);
+}
+
+/* ---- execution ---- */
+
+/* The state of a reader of a typed table's rows (no filter yet). */
+static typed_state *
+typed_create(Relation rel)
+{
+	ForeignTable *ft = GetForeignTable(RelationGetRelid(rel));
+	typed_state *st = palloc0(sizeof(typed_state));
+
+	st->typed = true;
+	st->cxt = CurrentMemoryContext;
+	st->server = GetForeignServer(ft->serverid);
+	st->relname = pstrdup(RelationGetRelationName(rel));
+	st->nspname = get_namespace_name(RelationGetNamespace(rel));
+	st->table_name = table_option(ft->options, "table_name");
+	st->schema_name = table_option(ft->options, "schema_name");
+	if (st->table_name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("foreign table \"%s\" is not a typed table of a source table", st->relname),
+				 errhint("Create it with IMPORT FOREIGN SCHEMA (it sets the options schema_name and table_name).")));
+	if (st->schema_name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" has the option table_name but not schema_name", st->relname),
+				 errhint("Add the source table's database: ALTER FOREIGN TABLE %s OPTIONS (ADD schema_name '...').",
+						 quote_identifier(st->relname))));
+	st->natts = RelationGetDescr(rel)->natts;
+	st->atts = typed_atts(rel, true);
+	st->after_values = palloc0(sizeof(Datum) * Max(st->natts, 1));
+	st->after_nulls = palloc0(sizeof(bool) * Max(st->natts, 1));
+	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed row",
+									   ALLOCSET_SMALL_SIZES);
+	st->ecxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed entry",
+									 ALLOCSET_SMALL_SIZES);
+	st->img_before = CStringGetTextDatum("before");
+	st->img_after = CStringGetTextDatum("after");
+	blpg_apply_options_load(ft->serverid, &st->opts);
+	st->filter.max_seq = PG_UINT64_MAX;
+	st->filter.max_ts_us = PG_INT64_MAX;
+	st->filter.min_ts_us = PG_INT64_MIN;
+	return st;
+}
+
+void
+blpg_typed_begin(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	typed_state *st = typed_create(rel);
+	int64		lo_seq = 0,
+				hi_seq = PG_INT64_MAX,
+				lo_ts = PG_INT64_MIN,
+				hi_ts = PG_INT64_MAX;
+	ListCell   *lc;
+
+	node->fdw_state = st;
+	foreach(lc, plan->fdw_private)
+	{
+		List	   *cond = lfirst(lc);
+		const char *col = strVal(linitial(cond));
+		const char *opname = strVal(lsecond(cond));
+		char	   *val = strVal(lthird(cond));
+
+		if (strcmp(col, "_binlog_op") == 0)
+		{
+			if (st->filter.op != NULL && strcmp(st->filter.op, val) != 0)
+				st->filter.op = "";		/* two different ops: nothing */
+			else
+				st->filter.op = val;
+		}
+		else if (strcmp(col, "_binlog_seq") == 0)
+			bound(opname, strtoll(val, NULL, 10), &lo_seq, &hi_seq);
+		else if (strcmp(col, "_binlog_commit_time") == 0)
+		{
+			st->filter.has_time = true;
+			bound(opname, strtoll(val, NULL, 10), &lo_ts, &hi_ts);
+		}
+	}
+	st->filter.min_seq = lo_seq < 0 ? 0 : (uint64) lo_seq;
+	st->filter.max_seq = hi_seq < 0 ? 0 : (uint64) hi_seq;
+	/* PostgreSQL timestamps -> unix microseconds, saturating */
+	st->filter.min_ts_us = lo_ts == PG_INT64_MIN ? PG_INT64_MIN :
+		lo_ts > PG_INT64_MAX - UNIX_TO_PG_US ? PG_INT64_MAX : lo_ts + UNIX_TO_PG_US;
+	st->filter.max_ts_us = hi_ts > PG_INT64_MAX - UNIX_TO_PG_US ? PG_INT64_MAX : hi_ts + UNIX_TO_PG_US;
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	st->slot = blpg_consumer_slot(st->server->servername, NULL);
+	initStringInfo(&st->entries);
+}
+
+/* Read the changes first..last of the entries in st->entries from the start. */
+static void
+typed_reset(typed_state *st, uint64 first, uint64 last)
+{
+	st->off = 0;
+	st->e = NULL;
+	st->seq = first;
+	st->last = last;
+	st->rows_open = false;
+	st->pending_after = false;
+	st->mapped = NULL;
+	st->xid_until = 0;
+	st->started = true;
+}
+
+static void
+typed_start(typed_state *st)
+{
+	uint64		first,
+				last;
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	resetStringInfo(&st->entries);
+	LWLockAcquire(&st->slot->lock, LW_SHARED);
+	first = Max(st->slot->ack_seq + 1, st->filter.min_seq);
+	last = Min(st->slot->put_seq, st->filter.max_seq);
+	if (first <= last)
+		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, &st->entries);
+	LWLockRelease(&st->slot->lock);
+	typed_reset(st, first, last);
+	MemoryContextSwitchTo(old);
+}
+
+static bool
+str_eq(const char *s, size_t len, const char *z)
+{
+	return strlen(z) == len && memcmp(s, z, len) == 0;
+}
+
+static bool
+entry_wanted(typed_state *st, const blpg_entry *e, const blpg_entry_view *v)
+{
+	if (e->kind != BLPG_ENTRY_ROWS)
+		return false;
+	if (!str_eq(v->schema, e->schema_len, st->schema_name) ||
+		!str_eq(v->table, e->table_len, st->table_name))
+		return false;
+	if (st->filter.op && strcmp(blpg_entry_op_name(e), st->filter.op) != 0)
+		return false;
+	if (st->filter.has_time &&
+		(e->commit_ts_us == 0 || e->commit_ts_us < st->filter.min_ts_us ||
+		 e->commit_ts_us > st->filter.max_ts_us))
+		return false;
+	return true;
+}
+
+/* The XID of the COMMIT ending the transaction of the entry before off. */
+static void
+find_xid(typed_state *st)
+{
+	size_t		off = st->off;
+
+	if (off < st->xid_until)
+		return;
+	st->xid = 0;
+	while (off < (size_t) st->entries.len)
+	{
+		const blpg_entry *e = (const blpg_entry *) (st->entries.data + off);
+
+		off += e->total_len;
+		if (e->kind == BLPG_ENTRY_COMMIT)
+		{
+			st->xid = e->xid;
+			break;
+		}
+		if (e->kind == BLPG_ENTRY_BEGIN || e->kind == BLPG_ENTRY_DDL)
+			break;
+	}
+	st->xid_until = off;
+}
+
+static void
+stale(typed_state *st, const char *detail_fmt, const char *column)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("foreign table \"%s\" is stale: source table \"%s.%s\" changed its definition",
+					st->relname, st->schema_name, st->table_name),
+			 errdetail(detail_fmt, column, st->v.file ? pnstrdup(st->v.file, st->e->file_len) : "",
+					   (unsigned long long) st->e->event_pos),
+			 errhint("Import it again: DROP FOREIGN TABLE %s.%s; IMPORT FOREIGN SCHEMA %s LIMIT TO (%s) FROM SERVER %s INTO %s;",
+					 quote_identifier(st->nspname), quote_identifier(st->relname),
+					 quote_identifier(st->schema_name), quote_identifier(st->table_name),
+					 quote_identifier(st->server->servername), quote_identifier(st->nspname)),
+			 errcontext("source \"%s\", binlog %s:%llu, table %s.%s",
+						st->server->servername, pnstrdup(st->v.file, st->e->file_len),
+						(unsigned long long) st->e->event_pos, st->schema_name, st->table_name)));
+}
+
+/*
+ * Would the column's type round the source column's values without an
+ * error (a DDL that widened a DECIMAL's scale or a temporal column's
+ * fractional digits, made a FLOAT a DOUBLE or a DATE a DATETIME)?  Other changes of a type that keeps its name make the
+ * conversion fail loudly (too long, out of range, not a number).
+ */
+static bool
+narrower(const bl_column *col, const blpg_col_conv *cc)
+{
+	/* FLOAT -> DOUBLE: real would round; DATETIME/TIMESTAMP -> date drops the time */
+	if (col->type == BL_T_DOUBLE && cc->type == FLOAT4OID)
+		return true;
+	if ((col->type == BL_T_DATETIME || col->type == BL_T_DATETIME2 ||
+		 col->type == BL_T_TIMESTAMP || col->type == BL_T_TIMESTAMP2) && cc->type == DATEOID)
+		return true;
+	if (cc->typmod < 0)
+		return false;
+	if (col->type == BL_T_NEWDECIMAL && cc->type == NUMERICOID)
+	{
+		int			p = ((cc->typmod - VARHDRSZ) >> 16) & 0xffff;
+		int			sc = (cc->typmod - VARHDRSZ) & 0x7ff;
+
+		return col->scale > sc || col->precision - col->scale > p - sc;
+	}
+	if (col->type == BL_T_DATETIME2 || col->type == BL_T_TIMESTAMP2 || col->type == BL_T_TIME2)
+	{
+		int			prec;
+
+		if (cc->type == TIMESTAMPOID || cc->type == TIMESTAMPTZOID || cc->type == TIMEOID)
+			prec = cc->typmod;
+		else if (cc->type == INTERVALOID)
+			prec = cc->typmod & 0xffff;		/* INTERVAL_PRECISION */
+		else
+			return false;
+		return prec < 6 && col->fsp > prec;
+	}
+	return false;
+}
+
+/* Match the source columns with the columns of table map t. */
+static void
+map_columns(typed_state *st, const bl_table *t)
+{
+	bool	   *used;
+
+	if (st->mapped == t && st->mapped_version == t->version && st->mapped_id == t->table_id)
+		return;
+	if (t->names_source == BL_NAMES_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the changes of source table \"%s.%s\" carry no column names", st->schema_name, st->table_name),
+				 errdetail("Without column names the values of a change cannot be matched with the columns of foreign table \"%s\".", st->relname),
+				 errhint("Set binlog_row_metadata=FULL on the source.")));
+	used = palloc0(sizeof(bool) * Max(t->ncols, 1));
+	for (int i = 0; i < st->natts; i++)
+	{
+		typed_att  *a = &st->atts[i];
+
+		if (a->meta != -1)
+			continue;
+		a->src = -1;
+		for (uint32 c = 0; c < t->ncols; c++)
+			if (t->cols[c].name.ptr && str_eq(t->cols[c].name.ptr, t->cols[c].name.len, a->column_name))
+			{
+				a->src = (int) c;
+				a->conv.src = (int) c;
+				used[c] = true;
+				break;
+			}
+		if (a->src < 0)
+			stale(st, "The changes have no column \"%s\" from binlog %s:%llu on, which the foreign table has.",
+				  a->column_name);
+		if (narrower(&t->cols[a->src], &a->conv))
+			stale(st, "Column \"%s\" has more digits or parts in the changes from binlog %s:%llu on than its type in the foreign table holds.",
+				  a->column_name);
+	}
+	for (uint32 c = 0; c < t->ncols; c++)
+		if (!used[c])
+			stale(st, "The changes have a column \"%s\" from binlog %s:%llu on, which the foreign table lacks.",
+				  t->cols[c].name.ptr ? pnstrdup(t->cols[c].name.ptr, t->cols[c].name.len) : "?");
+	pfree(used);
+	st->mapped = t;
+	st->mapped_version = t->version;
+	st->mapped_id = t->table_id;
+}
+
+static void
+check(int rc, const bl_error *err, const char *server)
+{
+	if (rc < 0)
+		blpg_report_decoder_error(ERROR, err, server);
+}
+
+static void
+open_rows(typed_state *st)
+{
+	const blpg_entry *e = st->e;
+	bl_decoder *dec = blpg_canonical_decoder();
+	bl_event	tm;
+	bl_error	err;
+	const uint8 *p = st->v.payload;
+	size_t		rows_len;
+	bl_row		b,
+				a;
+
+	memset(&err, 0, sizeof(err));
+	bl_decoder_set_file(dec, st->v.file, e->file_len);
+	check(bl_decode_event(dec, p, e->tablemap_len, e->event_pos, &tm, &err), &err,
+		  st->server->servername);
+	rows_len = (size_t) bl_load_le(p + e->tablemap_len + 9, 4);
+	if (e->tablemap_len + (uint64) rows_len > e->payload_len)
+		elog(ERROR, "binlog_fdw ring entry %llu is inconsistent", (unsigned long long) e->seq_first);
+	check(bl_decode_event(dec, p + e->tablemap_len, rows_len, e->event_pos, &st->rows_ev, &err),
+		  &err, st->server->servername);
+	if (st->rows_ev.u.rows.table == NULL)
+		elog(ERROR, "binlog_fdw ring entry %llu has no table map", (unsigned long long) e->seq_first);
+	map_columns(st, st->rows_ev.u.rows.table);
+	for (uint64 i = 0; i < e->rows_skip + (st->seq - e->seq_first); i++)
+		check(bl_rows_next(dec, &st->rows_ev.u.rows, &b, &a, &err) == 1 ? 0 : -1, &err,
+			  st->server->servername);
+	st->rows_open = true;
+}
+
+/* Move to the entry of the next change; false at the end. */
+static bool
+advance(typed_state *st)
+{
+	for (;;)
+	{
+		const blpg_entry *e = st->e;
+
+		if (e != NULL && st->seq < e->seq_first + e->nchanges && st->seq <= st->last)
+			return true;
+		if (st->off >= (size_t) st->entries.len)
+			return false;
+		e = (const blpg_entry *) (st->entries.data + st->off);
+		st->off += e->total_len;
+		if (e->seq_first > st->last)
+			return false;
+		st->e = e;
+		st->rows_open = false;
+		blpg_entry_view_init(&st->v, e);
+		st->seq = Max(st->seq, e->seq_first);
+		if (st->seq >= e->seq_first + e->nchanges || !entry_wanted(st, e, &st->v))
+			st->e = NULL;
+		else
+		{
+			MemoryContextReset(st->ecxt);
+			st->e_file = st->e_op = st->e_gtid = (Datum) 0;
+		}
+	}
+}
+
+static void
+fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
+	 const bl_row *other_before, const char *image)
+{
+	const blpg_entry *e = st->e;
+	const bl_table *t = st->rows_ev.u.rows.table;
+
+	for (int i = 0; i < st->natts; i++)
+	{
+		typed_att  *a = &st->atts[i];
+		bool	   *isnull = &nulls[i];
+		Datum	   *val = &values[i];
+
+		*isnull = true;
+		switch (a->meta)
+		{
+			case -2:
+				break;
+			case -1:
+				if (row->ncols > (uint32) a->src)
+					*val = blpg_convert(&a->conv, &t->cols[a->src], &row->values[a->src],
+										other_before && other_before->ncols > (uint32) a->src ?
+										&other_before->values[a->src] : NULL,
+										&st->opts, isnull);
+				break;
+			case BLPG_META_SEQ:
+				*val = Int64GetDatum((int64) st->seq);
+				*isnull = false;
+				break;
+			case BLPG_META_OP:
+				if (st->e_op == (Datum) 0)
+				{
+					MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+					st->e_op = CStringGetTextDatum(blpg_entry_op_name(e));
+					MemoryContextSwitchTo(old);
+				}
+				*val = st->e_op;
+				*isnull = false;
+				break;
+			case BLPG_META_IMAGE:
+				*val = strcmp(image, "before") == 0 ? st->img_before : st->img_after;
+				*isnull = false;
+				break;
+			case BLPG_META_COMMIT_TIME:
+				if (e->commit_ts_us)
+				{
+					*val = TimestampTzGetDatum((TimestampTz) e->commit_ts_us - UNIX_TO_PG_US);
+					*isnull = false;
+				}
+				break;
+			case BLPG_META_FILE:
+				if (st->e_file == (Datum) 0)
+				{
+					MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+					st->e_file = blpg_text_utf8(st->v.file, e->file_len);
+					MemoryContextSwitchTo(old);
+				}
+				*val = st->e_file;
+				*isnull = false;
+				break;
+			case BLPG_META_POS:
+				*val = Int64GetDatum((int64) e->event_pos);
+				*isnull = false;
+				break;
+			case BLPG_META_GTID:
+				if (e->gtid_len)
+				{
+					if (st->e_gtid == (Datum) 0)
+					{
+						MemoryContext old = MemoryContextSwitchTo(st->ecxt);
+
+						st->e_gtid = blpg_text_utf8(st->v.gtid, e->gtid_len);
+						MemoryContextSwitchTo(old);
+					}
+					*val = st->e_gtid;
+					*isnull = false;
+				}
+				break;
+			case BLPG_META_BATCH:
+				if (st->batch_id)
+				{
+					*val = Int64GetDatum((int64) st->batch_id);
+					*isnull = false;
+				}
+				break;
+			case BLPG_META_XID:
+				find_xid(st);
+				if (st->xid)
+				{
+					*val = Int64GetDatum((int64) st->xid);
+					*isnull = false;
+				}
+				break;
+		}
+	}
+}
+
+/* The next typed row into values/nulls (natts long); false at the end. */
+static bool
+typed_next(typed_state *st, Datum *values, bool *nulls)
+{
+	bl_row		before,
+				after;
+
+	if (st->pending_after)
+	{
+		/* the after image of the update whose before image came last */
+		st->pending_after = false;
+		memcpy(values, st->after_values, sizeof(Datum) * st->natts);
+		memcpy(nulls, st->after_nulls, sizeof(bool) * st->natts);
+		st->seq++;
+		return true;
+	}
+	if (!advance(st))
+		return false;
+	{
+		bl_error	err;
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		memset(&err, 0, sizeof(err));
+		if (!st->rows_open)
+			open_rows(st);
+		if (bl_rows_next(blpg_canonical_decoder(), &st->rows_ev.u.rows, &before, &after,
+						 &err) != 1)
+		{
+			if (err.message[0] == '\0')
+				bl_error_set(&err, BL_ERR_CORRUPT, "rows event has fewer rows than its entry counts");
+			check(-1, &err, st->server->servername);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	switch ((bl_op) st->e->op)
+	{
+		case BL_OP_INSERT:
+			fill(st, values, nulls, &after, NULL, "after");
+			st->seq++;
+			break;
+		case BL_OP_DELETE:
+			fill(st, values, nulls, &before, NULL, "before");
+			st->seq++;
+			break;
+		default:
+			{
+				/*
+				 * Both images now: the decoder's row buffers are this
+				 * backend's, and another scan may decode before the next
+				 * call.
+				 */
+				MemoryContext old;
+
+				fill(st, values, nulls, &before, NULL, "before");
+				MemoryContextReset(st->rowcxt);
+				old = MemoryContextSwitchTo(st->rowcxt);
+				fill(st, st->after_values, st->after_nulls, &after, &before, "after");
+				MemoryContextSwitchTo(old);
+				st->pending_after = true;
+				break;
+			}
+	}
+	return true;
+}
+
+TupleTableSlot *
+blpg_typed_iterate(ForeignScanState *node)
+{
+	typed_state *st = node->fdw_state;
+	TupleTableSlot *ts = node->ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(ts);
+	if (!st->started)
+		typed_start(st);
+	if (typed_next(st, ts->tts_values, ts->tts_isnull))
+		ExecStoreVirtualTuple(ts);
+	return ts;
+}
+
+/* ---- get_table() ---- */
+
+typed_state *
+blpg_typed_reader(Relation rel, const char *server_name)
+{
+	typed_state *st = typed_create(rel);
+
+	if (strcmp(st->server->servername, server_name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("foreign table \"%s\" belongs to source \"%s\", not \"%s\"",
+						st->relname, st->server->servername, server_name)));
+	initStringInfo(&st->entries);
+	return st;
+}
+
+StringInfo
+blpg_typed_reader_buffer(typed_state *st)
+{
+	resetStringInfo(&st->entries);
+	return &st->entries;
+}
+
+void
+blpg_typed_reader_start(typed_state *st, uint64 first, uint64 last, uint64 batch_id)
+{
+	typed_reset(st, first, last);
+	st->batch_id = batch_id;
+}
+
+bool
+blpg_typed_reader_next(typed_state *st, Datum *values, bool *nulls)
+{
+	return typed_next(st, values, nulls);
+}
+
+void
+blpg_typed_rescan(ForeignScanState *node)
+{
+	typed_state *st = node->fdw_state;
+
+	st->started = false;
+}
+
+void
+blpg_typed_end(ForeignScanState *node)
+{
+}
+
+void
+blpg_typed_explain(ForeignScanState *node, ExplainState *es)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	typed_state *st = node->fdw_state;
+	ListCell   *lc;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	foreach(lc, plan->fdw_private)
+	{
+		List	   *cond = lfirst(lc);
+		const char *col = strVal(linitial(cond));
+		const char *val = strVal(lthird(cond));
+
+		if (strcmp(col, "_binlog_commit_time") == 0)
+			val = DatumGetCString(DirectFunctionCall1(timestamptz_out,
+													  TimestampTzGetDatum(strtoll(val, NULL, 10))));
+		appendStringInfo(&buf, "%s%s %s %s", buf.len ? " AND " : "", col, strVal(lsecond(cond)),
+						 strcmp(col, "_binlog_seq") == 0 ? val : quote_literal_cstr(val));
+	}
+	if (es->verbose)
+		ExplainPropertyText("Source Table", psprintf("%s.%s", st->schema_name, st->table_name), es);
+	if (buf.len)
+		ExplainPropertyText("Ring Filter", buf.data, es);
+}

@@ -120,6 +120,7 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 							blpg_report_decoder_error(ERROR, &err, server_name);
 						if (tg == NULL || blpg_target_before_sync(tg, &v))
 							continue;
+						blpg_apply_current_seq = s;
 						blpg_target_apply_row(ts, tg, (bl_op) e->op, &before, &after, &v);
 						res->rows++;
 					}
@@ -132,12 +133,10 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 	}
 }
 
-void
-blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
-			   int64 wait_ms, blpg_apply_result *res)
+static void
+apply_run(blpg_slot *slot, ForeignServer *server, int64 max_changes, int64 max_ms,
+		  int64 wait_ms, blpg_apply_result *res, uint64 *first_seq)
 {
-	ForeignServer *server;
-	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
 	blpg_apply_options opts;
 	blpg_targets *ts;
 	StringInfoData buf;
@@ -191,6 +190,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		}
 		if (slept)
 			ConditionVariableCancelSleep();
+		if (*first_seq == 0)
+			*first_seq = first;
 
 		/* what this transaction writes carries the source's origin */
 		blpg_origin_begin(server->serverid);
@@ -221,13 +222,46 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 	}
 done:
 	res->tables = blpg_targets_touched(ts);
+	/* binlog_fdw.source_stats and table_stats, in this transaction */
+	blpg_stats_flush(slot, server->servername, res, blpg_targets_counts(ts));
 	blpg_targets_finish(ts);
+	/* a conflict that stopped apply before is passed now */
+	if (res->pos.file[0] != '\0')
+		blpg_conflict_resolve(slot, server->servername, 0, res->pos.file, res->pos.pos);
 	if (commit_ts_us)
 		res->lag_seconds = Max(0.0, (double) (GetCurrentTimestamp() -
 											  ((TimestampTz) commit_ts_us -
 											   ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY))) / 1e6);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+}
+
+void
+blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
+			   int64 wait_ms, blpg_apply_result *res)
+{
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
+	MemoryContext old = CurrentMemoryContext;
+	volatile uint64 first_seq = 0;
+
+	blpg_conflict_capture_reset();
+	PG_TRY();
+	{
+		apply_run(slot, server, max_changes, max_ms, wait_ms, res, (uint64 *) &first_seq);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* a conflict stopping apply is kept where the rollback leaves it */
+		MemoryContextSwitchTo(old);
+		edata = CopyErrorData();
+		blpg_conflict_stopped(slot, server->servername, edata, first_seq);
+		FreeErrorData(edata);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 Datum
@@ -301,6 +335,14 @@ binlog_fdw_skip_change(PG_FUNCTION_ARGS)
 				 errmsg("source \"%s\" has no change to skip", name)));
 	e = (const blpg_entry *) buf.data;
 	blpg_consume_ack(slot, server->serverid, server->servername, batch_id, NULL);
+	{
+		blpg_entry_view ev;
+
+		/* the change a conflict stopped apply at: into the conflict log */
+		blpg_entry_view_init(&ev, e);
+		blpg_conflict_resolve(slot, server->servername, first,
+							  pnstrdup(ev.file, e->file_len), e->event_pos);
+	}
 	values[0] = Int64GetDatum((int64) first);
 	values[1] = CStringGetTextDatum(blpg_entry_op_name(e));
 	nulls[2] = true;

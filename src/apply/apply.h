@@ -5,7 +5,8 @@
  *	  conversion, target tables, DDL translation, table mappings, the type
  *	  mapping of the tables binlog_fdw creates, and the initial load.
  *
- * Files: apply.c (the loop; apply(), skip_change()), settings.c,
+ * Files: apply.c (the loop; apply(), skip_change()), settings.c, conflict.c,
+ * stats.c,
  * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
  * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
  * sync_table()), progress.c (sync_progress).  Uses the store (it consumes
@@ -179,6 +180,58 @@ extern void blpg_origin_begin(Oid serverid);
 extern void blpg_origin_progress(Oid serverid, const blpg_position *pos,
 								 int64 commit_ts_us);
 extern XLogRecPtr blpg_origin_lsn(const char *file, uint64 pos);
+
+/* ---- conflicts (conflict.c) ---- */
+
+/* the sequence of the change being applied (set by apply.c) */
+extern uint64 blpg_apply_current_seq;
+
+/* missing_row, duplicate_key, constraint_violation, or NULL: no conflict */
+extern const char *blpg_conflict_kind_of(int sqlerrcode, const char *operation);
+/* A row image as a JSON object (NULL for none). */
+extern char *blpg_row_json(const bl_table *t, const bl_row *row, const bl_row *before);
+/* A conflict resolved by the policy, written in this transaction. */
+extern void blpg_conflict_log(const char *server, const char *source_table,
+							  const char *target_table, const char *operation,
+							  const char *kind, const char *key, const char *before,
+							  const char *after, const blpg_entry_view *v,
+							  const char *policy, const char *resolution);
+/* From a row's error context callback: the row whose error is raised. */
+extern void blpg_conflict_capture(const char *source_table, const char *target_table,
+								  const char *operation, const char *key,
+								  const char *before, const char *after,
+								  const char *file, size_t file_len, uint64 pos,
+								  const char *gtid, size_t gtid_len, uint64 seq,
+								  const char *policy);
+extern void blpg_conflict_capture_reset(void);
+/* After an apply error: keep a conflict that stopped it in the slot. */
+extern void blpg_conflict_stopped(blpg_slot *slot, const char *server,
+								  const ErrorData *edata, uint64 first_seq);
+/* Write the stopped conflict when skipped (seq) or passed (seq 0, file/pos). */
+extern void blpg_conflict_resolve(blpg_slot *slot, const char *server, uint64 seq,
+								  const char *file, uint64 pos);
+extern const char *blpg_conflict_policy_name(blpg_conflict c);
+
+/* ---- cumulative statistics (stats.c) ---- */
+
+/* What an apply call did to one source table; index: insert, update, delete
+ * and missing_row, duplicate_key, constraint_violation. */
+typedef struct blpg_table_counts
+{
+	const char *source_table;
+	const char *target_table;
+	int64		rows[3];
+	int64		conflicts[3];
+} blpg_table_counts;
+
+/* Counts of the targets that got rows or conflicts (target.c). */
+extern List *blpg_targets_counts(blpg_targets *ts);
+/* Add an apply call's counts and the slot's new ones, in this transaction. */
+extern void blpg_stats_flush(blpg_slot *slot, const char *server,
+							 const blpg_apply_result *res, List *tables);
+extern void blpg_stats_count_conflict(blpg_slot *slot, const char *server,
+									  const char *source_table,
+									  const char *target_table, const char *kind);
 
 /* ---- the continuous apply worker (continuous.c) ---- */
 

@@ -115,7 +115,13 @@ set_state(blpg_slot *slot, blpg_worker_state state)
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	slot->state = state;
 	if (state == BLPG_STATE_STREAMING)
+	{
 		slot->connected_since = GetCurrentTimestamp();
+		/* binlog_fdw.source_stats: reconnects */
+		if (slot->streamed_once)
+			slot->reconnects++;
+		slot->streamed_once = true;
+	}
 	LWLockRelease(&slot->lock);
 }
 

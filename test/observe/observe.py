@@ -21,6 +21,10 @@ Cases:
               binlog_fdw.yaml, connected as a role granted only the status
               view: its HTTP /metrics serves every binlog_fdw_source_* metric
               with the values of binlog_fdw.status, labelled by source
+  stats       binlog_fdw.source_stats and table_stats count transactions,
+              rows by operation, conflicts by kind, failed applies and bytes
+              read, equal to what was done; they survive a crash (immediate
+              shutdown) exactly; reset_stats() starts them afresh
 
 Environment: BLF_OBSERVE_CASES (a comma-separated subset).
 """
@@ -279,6 +283,8 @@ def case_exporter(conn, m):
     q(conn, 'GRANT USAGE ON SCHEMA binlog_fdw TO blf_obs_metrics')
     q(conn, 'GRANT SELECT ON binlog_fdw.status TO blf_obs_metrics')
     q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.status() TO blf_obs_metrics')
+    q(conn, 'GRANT SELECT ON binlog_fdw.source_stats TO blf_obs_metrics')
+    q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.stats_unflushed() TO blf_obs_metrics')
     proc = None
     try:
         src.start()
@@ -331,6 +337,18 @@ def case_exporter(conn, m):
         src.apply()
         wait_for('changes_unacked 0 in the exporter', lambda: scrape(port)[1].get(
             ('binlog_fdw_source_changes_unacked', 'obs_exp')) == 0.0, 20, 0.3)
+        # and the cumulative statistics (binlog_fdw.source_stats)
+        wait_for('binlog_fdw_stats_rows_inserted 25 in the exporter', lambda: scrape(port)[1].get(
+            ('binlog_fdw_stats_rows_inserted', 'obs_exp')) == 25.0, 20, 0.3)
+        text, metrics = scrape(port)
+        ss = q(conn, "SELECT transactions, rows_inserted, rows_updated, errors, bytes_read "
+                     "FROM binlog_fdw.source_stats WHERE server_name = 'obs_exp'")[0]
+        for i, k in enumerate(('transactions', 'rows_inserted', 'rows_updated', 'errors', 'bytes_read')):
+            check(metrics.get(('binlog_fdw_stats_' + k, 'obs_exp')) == float(ss[i]),
+                  'binlog_fdw_stats_%s{source="obs_exp"}: %r, source_stats says %r'
+                  % (k, metrics.get(('binlog_fdw_stats_' + k, 'obs_exp')), ss[i]))
+        check(ss[0] == 25 and ss[1] == 25 and ss[4] > 0, 'source_stats of obs_exp: %s' % (ss,))
+        check('# TYPE binlog_fdw_stats_bytes_read counter' in text, 'binlog_fdw_stats_bytes_read is not a counter')
     finally:
         if proc:
             proc.terminate()
@@ -338,8 +356,91 @@ def case_exporter(conn, m):
         src.drop()
         q(conn, 'REVOKE ALL ON binlog_fdw.status FROM blf_obs_metrics')
         q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.status() FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON binlog_fdw.source_stats FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.stats_unflushed() FROM blf_obs_metrics')
         q(conn, 'REVOKE ALL ON SCHEMA binlog_fdw FROM blf_obs_metrics')
         q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+
+
+STATS_COLS = ('transactions, rows_inserted, rows_updated, rows_deleted, ddl, conflicts_missing_row, '
+              'conflicts_duplicate_key, conflicts_constraint_violation, errors')
+
+
+def source_stats(conn, name, table='binlog_fdw.source_stats'):
+    r = q(conn, 'SELECT %s, bytes_read FROM %s WHERE server_name = %%s' % (STATS_COLS, table), (name,))
+    check(len(r) == 1, '%s of %s: %s' % (table, name, r))
+    return r[0]
+
+
+def case_stats(conn, m):
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.s (id INT PRIMARY KEY, v VARCHAR(20))' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.s (id int PRIMARY KEY, v text)' % MDB_DB)
+    src = Source(conn, 'obs_st', r'^%s\.' % MDB_DB)
+    src.start()
+    q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
+    t = MDB_DB + '.s'
+    for i in range(1, 6):
+        mx(m, "INSERT INTO %s VALUES (%d, 'v%d')" % (t, i, i))           # 5 transactions
+    mx(m, "UPDATE %s SET v = 'u' WHERE id IN (1, 2)" % t)               # 1, 2 rows
+    mx(m, 'DELETE FROM %s WHERE id = 5' % t)                            # 1
+    src.sync(m)
+    # a conflict stopping apply (error), then fixed: one error, one conflict
+    q(conn, 'DELETE FROM %s WHERE id = 3' % t)
+    mx(m, "UPDATE %s SET v = 'w' WHERE id = 3" % t)                     # 1
+    src.apply_error(m, 'update of a missing row', sqlstate='P0002')
+    st = source_stats(conn, 'obs_st')
+    check(st[8] == 1, 'errors %s after a failed apply, expected 1 (%s)' % (st[8], st))
+    q(conn, "INSERT INTO %s VALUES (3, 'v3')" % t)
+    src.sync(m)
+    # a conflict resolved by the policy skip
+    q(conn, "ALTER SERVER obs_st OPTIONS (ADD conflict 'skip')")
+    q(conn, "INSERT INTO %s VALUES (9, 'local')" % t)
+    mx(m, "INSERT INTO %s VALUES (9, 'n')" % t)                         # 1
+    src.sync(m)
+    want = (9, 6, 3, 1, 0, 1, 1, 0, 1)
+    st = source_stats(conn, 'obs_st')
+    check(st[:9] == want, 'source_stats %s, expected %s (%s)' % (st[:9], want, STATS_COLS))
+    check(st[9] > 0, 'bytes_read %s' % st[9])
+    ts = q(conn, 'SELECT source_table, target_table, rows_inserted, rows_updated, rows_deleted, '
+                 'conflicts_missing_row, conflicts_duplicate_key FROM binlog_fdw.table_stats '
+                 "WHERE server_name = 'obs_st'")
+    check(ts == [(t, t, 6, 3, 1, 1, 1)], 'table_stats %s' % ts)
+    # a crash: what the tables hold comes back exactly
+    stored = source_stats(conn, 'obs_st', 'binlog_fdw.stats_source')
+    check(stored[:9] == want and stored[9] > 0, 'stats_source %s' % (stored,))
+    conn.close()
+    t0 = time.monotonic()
+    subprocess.run(['bash', os.path.join(HERE, '..', '..', 'scripts', 'postgres.sh'), 'restart',
+                    '--mode', 'immediate'], check=True, timeout=120, stdout=subprocess.DEVNULL)
+    log('PostgreSQL restarted (immediate) in %.1fs' % (time.monotonic() - t0))
+    conn = wait_for('PostgreSQL', lambda: pg(), 30)
+    after = source_stats(conn, 'obs_st', 'binlog_fdw.stats_source')
+    check(after == stored, 'after a crash: %s, before %s' % (after, stored))
+    ts2 = q(conn, 'SELECT source_table, target_table, rows_inserted, rows_updated, rows_deleted, '
+                  'conflicts_missing_row, conflicts_duplicate_key FROM binlog_fdw.table_stats '
+                  "WHERE server_name = 'obs_st'")
+    check(ts2 == ts, 'table_stats after a crash: %s, before %s' % (ts2, ts))
+    # the source streams again: its new reads are added on
+    mx(m, "INSERT INTO %s VALUES (10, 'x')" % t)
+    wait_for('the source after the restart', lambda: q1(
+        conn, "SELECT count(*) FROM binlog_fdw.status WHERE server = 'obs_st' AND state = 'streaming'") == 1, 60, 0.3)
+    src.conn = conn
+    src.sync(m)
+    st = source_stats(conn, 'obs_st')
+    check(st[:3] == (10, 7, 3) and st[9] > stored[9], 'after the restart and one insert: %s' % (st,))
+    before_reset = q1(conn, "SELECT stats_reset FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'")
+    q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
+    st = source_stats(conn, 'obs_st')
+    check(st[:9] == (0,) * 9, 'after reset_stats(): %s' % (st,))
+    check(q1(conn, "SELECT stats_reset > %s FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'",
+             (before_reset,)), 'stats_reset did not move')
+    check(not q(conn, "SELECT * FROM binlog_fdw.table_stats WHERE server_name = 'obs_st'"),
+          'table_stats after reset_stats()')
+    src.drop()
+    conn.close()
 
 
 def main():
@@ -356,7 +457,8 @@ def main():
         print('not ok - observe/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     failed = 0
-    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter)):
+    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter),
+                     ('stats', case_stats)):
         if wanted and name not in wanted:
             continue
         log('---- %s' % name)

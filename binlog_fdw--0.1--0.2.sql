@@ -298,3 +298,22 @@ $$;
 COMMENT ON FUNCTION reset_stats(text) IS
   'start the cumulative statistics of a source (NULL: of all) afresh';
 REVOKE ALL ON FUNCTION reset_stats(text) FROM PUBLIC;
+
+-- are the targets equal to the source at one binlog position?  A consistent
+-- snapshot of the source (position P), apply exactly up to P in this
+-- transaction, then both sides compared by key (checksums per key hash
+-- range, rows of the ranges that differ): one row per differing key
+CREATE FUNCTION verify(
+    server text,
+    tables text[],
+    OUT source_table text,
+    OUT key jsonb,
+    OUT difference text,
+    OUT source_row jsonb,
+    OUT postgresql_row jsonb,
+    OUT "position" text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_verify' LANGUAGE C;
+COMMENT ON FUNCTION verify(text, text[]) IS
+  'compare target tables with the source at one binlog position, reporting the keys that differ';
+REVOKE ALL ON FUNCTION verify(text, text[]) FROM PUBLIC;

@@ -44,6 +44,18 @@ PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
  * its sequence and nothing from it on is applied (so that when it fails,
  * it is the next change, which skip_change() skips).
  */
+/* verify(): apply nothing from this position on (file "" : no limit) */
+char		blpg_apply_stop_file[BLPG_FILE_LEN] = "";
+uint64		blpg_apply_stop_pos = 0;
+
+static bool
+at_stop(const blpg_entry_view *v)
+{
+	return blpg_apply_stop_file[0] != '\0' &&
+		blpg_position_cmp(pnstrdup(v->file, v->e->file_len), v->e->event_pos,
+						  blpg_apply_stop_file, blpg_apply_stop_pos) >= 0;
+}
+
 static void
 apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 			  uint64 last, const char *server_name, bool *in_txn,
@@ -73,6 +85,11 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 		switch (e->kind)
 		{
 			case BLPG_ENTRY_BEGIN:
+				if (at_stop(&v))
+				{
+					*stop_before = e->seq_first;
+					return;
+				}
 				*in_txn = true;
 				break;
 			case BLPG_ENTRY_COMMIT:
@@ -82,6 +99,11 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 					*commit_ts_us = e->commit_ts_us;
 				break;
 			case BLPG_ENTRY_DDL:
+				if (at_stop(&v))
+				{
+					*stop_before = e->seq_first;
+					return;
+				}
 				if (e->seq_first > first || res->transactions > 0)
 				{
 					*stop_before = e->seq_first;

@@ -6,7 +6,7 @@
  *	  mapping of the tables binlog_fdw creates, and the initial load.
  *
  * Files: apply.c (the loop; apply(), skip_change()), settings.c, conflict.c,
- * stats.c,
+ * stats.c, verify.c (verify()),
  * convert.c, target.c, ddl.c, continuous.c (the continuous apply worker),
  * mapping.c (map_table()), typemap.c, snapshot.c (snapshot(),
  * sync_table()), progress.c (sync_progress).  Uses the store (it consumes
@@ -128,6 +128,10 @@ extern void blpg_apply_run(const char *server_name, int64 max_changes,
 						   int64 max_ms, int64 wait_ms,
 						   blpg_apply_result *result);
 
+/* verify() (verify.c): apply() stops before a transaction at or after this */
+extern char blpg_apply_stop_file[BLPG_FILE_LEN];
+extern uint64 blpg_apply_stop_pos;
+
 /* ---- targets (target.c) ---- */
 
 typedef struct blpg_target blpg_target;
@@ -240,6 +244,14 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 /* binlog_fdw.continuous_synchronous_commit (a SYNCHRONOUS_COMMIT_* value) */
 extern int	blpg_continuous_synchronous_commit;
 extern const struct config_enum_entry blpg_synchronous_commit_options[];
+
+/* verify(): a source table into a relation like its target (snapshot.c) */
+struct bl_snapshot;
+extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot *snap,
+									 const char *source, const blpg_apply_options *opts,
+									 Oid into, Oid *target, int64 *rows);
+extern Oid	blpg_snapshot_target_of(const char *server_name, const char *source,
+									const blpg_apply_options *opts);
 
 /* ---- the type mapping (typemap.c, README "Type mapping") ---- */
 

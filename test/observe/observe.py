@@ -25,6 +25,11 @@ Cases:
               rows by operation, conflicts by kind, failed applies and bytes
               read, equal to what was done; they survive a crash (immediate
               shutdown) exactly; reset_stats() starts them afresh
+  verify      verify() at a binlog position: changes committed after the
+              snapshot() are applied up to the position first; a value
+              changed, a row deleted and a row added directly in PostgreSQL
+              are reported with their keys and both rows; an equal table
+              reports nothing; refused while the continuous worker applies
 
 Environment: BLF_OBSERVE_CASES (a comma-separated subset).
 """
@@ -443,6 +448,65 @@ def case_stats(conn, m):
     conn.close()
 
 
+def case_verify(conn, m):
+    mdb_fresh(m, MDB_DB)
+    v1, v2 = MDB_DB + '.v1', MDB_DB + '.v2'
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(20), n DECIMAL(10,2), d DATETIME)' % v1)
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(20))' % v2)
+    mx(m, "INSERT INTO %s VALUES (1, 'a', 1.50, '2026-01-02 03:04:05'), (2, 'b', 2.00, NULL), "
+          "(3, 'c', NULL, '2026-12-31 23:59:59')" % v1)
+    mx(m, "INSERT INTO %s VALUES (1, 'x'), (2, 'y')" % v2)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    src = Source(conn, 'obs_vf', r'^%s\.' % MDB_DB)
+    src.snapshot([v1, v2])
+    src.start()
+    # committed after the snapshot, not applied yet: verify() applies them
+    mx(m, "INSERT INTO %s VALUES (4, 'd', 4.25, NULL), (5, 'e', 5.00, NULL)" % v1)
+    mx(m, "UPDATE %s SET v = 'y2' WHERE id = 2" % v2)
+    src.wait_read(m)
+    # planted divergences, directly in PostgreSQL
+    q(conn, "UPDATE %s SET v = 'planted' WHERE id = 2" % v1)
+    q(conn, 'DELETE FROM %s WHERE id = 3' % v1)
+    q(conn, "INSERT INTO %s VALUES (100, 'extra', 0, NULL)" % v1)
+    at = mx(m, 'SHOW MASTER STATUS')[0]
+    r = q(conn, 'SELECT source_table, key, difference, source_row, postgresql_row, position '
+                'FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1, v2]))
+    log('verify: %s' % (r,))
+    want = [
+        (v1, {'id': 2}, 'differs', {'id': 2, 'v': 'b', 'n': 2.0, 'd': None},
+         {'id': 2, 'v': 'planted', 'n': 2.0, 'd': None}),
+        (v1, {'id': 3}, 'missing_in_postgresql', {'id': 3, 'v': 'c', 'n': None, 'd': '2026-12-31T23:59:59'}, None),
+        (v1, {'id': 100}, 'missing_in_source', None, {'id': 100, 'v': 'extra', 'n': 0, 'd': None}),
+    ]
+    got = [tuple(x[:5]) for x in r]
+    check(got == want, 'verify() reported %s, expected %s' % (got, want))
+    check(all(x[5] == '%s:%s' % (at[0], at[1]) for x in r), 'positions %s, MariaDB at %s' % (
+        [x[5] for x in r], at[:2]))
+    # it applied up to the position: the rows committed after the snapshot
+    check(q(conn, 'SELECT id, v FROM %s WHERE id IN (4, 5) ORDER BY id' % v1) == [(4, 'd'), (5, 'e')],
+          'rows after the snapshot not applied')
+    check(q(conn, 'SELECT v FROM %s WHERE id = 2' % v2) == [('y2',)], 'v2 update not applied')
+    # the equal table alone: nothing
+    check(q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v2])) == [],
+          'an equal table reported differences')
+    # fixed by hand, then equal
+    q(conn, "UPDATE %s SET v = 'b' WHERE id = 2" % v1)
+    q(conn, "INSERT INTO %s VALUES (3, 'c', NULL, '2026-12-31 23:59:59')" % v1)
+    q(conn, 'DELETE FROM %s WHERE id = 100' % v1)
+    check(q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1, v2])) == [],
+          'after the fix, verify() still reports differences')
+    # not while the continuous worker applies
+    q(conn, 'SELECT binlog_fdw.stop(%s)', ('obs_vf',))
+    q(conn, "ALTER SERVER obs_vf OPTIONS (ADD continuous 'true')")
+    src.start()
+    wait_for('the apply worker of obs_vf', lambda: q1(
+        conn, "SELECT apply_pid FROM binlog_fdw.status WHERE server = 'obs_vf'"), 30, 0.2)
+    expect_error(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1]), 'verify, continuous',
+                 sqlstate='55006', message='continuous apply worker', hint="continuous to 'false'")
+    src.drop()
+    q(conn, 'DROP SCHEMA %s CASCADE' % MDB_DB)
+
+
 def main():
     wanted = [x for x in os.environ.get('BLF_OBSERVE_CASES', '').split(',') if x]
     try:
@@ -458,7 +522,7 @@ def main():
         return 1
     failed = 0
     for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter),
-                     ('stats', case_stats)):
+                     ('stats', case_stats), ('verify', case_verify)):
         if wanted and name not in wanted:
             continue
         log('---- %s' % name)

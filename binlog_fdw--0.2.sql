@@ -350,6 +350,9 @@ BEGIN
         DELETE FROM binlog_fdw.source_state WHERE server_name = r.name;
         DELETE FROM binlog_fdw.started_sources WHERE server_name = r.name;
         DELETE FROM binlog_fdw.table_mapping WHERE server_name = r.name;
+        -- a new server of the name counts afresh (conflict_log is kept)
+        DELETE FROM binlog_fdw.stats_table WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.stats_source WHERE server_name = r.name;
     END LOOP;
 END
 $$;

@@ -233,6 +233,7 @@ extern List *blpg_targets_counts(blpg_targets *ts);
 /* Add an apply call's counts and the slot's new ones, in this transaction. */
 extern void blpg_stats_flush(blpg_slot *slot, const char *server,
 							 const blpg_apply_result *res, List *tables);
+extern bool blpg_extension_table_exists(const char *name);
 extern void blpg_stats_count_conflict(blpg_slot *slot, const char *server,
 									  const char *source_table,
 									  const char *target_table, const char *kind);

@@ -17,7 +17,7 @@
  * restart), where view binlog_fdw.conflicts shows it with resolution
  * 'stopped' and the skip_change() call that skips it.  It is written into
  * conflict_log when skip_change() skips it ('skipped_by_request') or an
- * apply passes it after the target was fixed ('applied'), in that
+ * apply gets past it (target fixed, or policy changed: 'passed'), in that
  * transaction.  Locking: the slot's lock for the stopped conflict.
  */
 #include "apply/apply.h"
@@ -28,6 +28,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -220,6 +221,9 @@ blpg_conflict_log(const char *server, const char *source_table, const char *targ
 	a.gtid = v->e->gtid_len ? pnstrdup(v->gtid, v->e->gtid_len) : NULL;
 	a.policy = policy;
 	a.resolution = resolution;
+	/* 0.1's tables until ALTER EXTENSION binlog_fdw UPDATE: no log */
+	if (!blpg_extension_table_exists("conflict_log"))
+		return;
 	blpg_run_as_owner(log_fn, &a);
 }
 
@@ -367,7 +371,7 @@ blpg_conflict_resolve(blpg_slot *slot, const char *server, uint64 seq, const cha
 			resolution = "skipped_by_request";
 		else if (seq == 0 && file[0] != '\0' &&
 				 blpg_position_cmp(slot->stopped_file, slot->stopped_pos, file, pos) < 0)
-			resolution = "applied";
+			resolution = "passed";
 		if (resolution)
 		{
 			json = pstrdup(slot->stopped_conflict);
@@ -377,7 +381,7 @@ blpg_conflict_resolve(blpg_slot *slot, const char *server, uint64 seq, const cha
 		}
 	}
 	LWLockRelease(&slot->lock);
-	if (json)
+	if (json && blpg_extension_table_exists("conflict_log"))
 	{
 		resolve_args a;
 		Datum		j = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
@@ -407,6 +411,8 @@ binlog_fdw_stopped_conflicts(PG_FUNCTION_ARGS)
 	{
 		blpg_slot  *slot = &blpg_shared->slots[i];
 		char		name[NAMEDATALEN];
+		Oid			serverid = InvalidOid;
+		ForeignServer *fs;
 		char	   *json = NULL;
 		int64		attempts = 0;
 		Datum		values[3];
@@ -416,13 +422,16 @@ binlog_fdw_stopped_conflicts(PG_FUNCTION_ARGS)
 		if (slot->in_use && slot->dboid == MyDatabaseId && slot->stopped_conflict[0] != '\0')
 		{
 			strlcpy(name, slot->server_name, sizeof(name));
+			serverid = slot->serverid;
 			json = pstrdup(slot->stopped_conflict);
 			attempts = (int64) slot->stopped_attempts;
 		}
 		LWLockRelease(&slot->lock);
 		if (json == NULL)
 			continue;
-		values[0] = CStringGetTextDatum(name);
+		/* its current name: a rename shows at once */
+		fs = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+		values[0] = CStringGetTextDatum(fs ? fs->servername : name);
 		values[1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 		values[2] = Int64GetDatum(attempts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

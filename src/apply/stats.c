@@ -26,11 +26,14 @@
 #include "base/base.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_stats_unflushed);
 
@@ -201,6 +204,15 @@ flush_fn(void *arg)
 	}
 }
 
+/* Does binlog_fdw.<name> exist (0.1's objects have no 0.2 tables)? */
+bool
+blpg_extension_table_exists(const char *name)
+{
+	Oid			nsp = get_namespace_oid("binlog_fdw", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid(name, nsp));
+}
+
 static int
 kind_index(const char *kind)
 {
@@ -247,6 +259,9 @@ blpg_stats_flush(blpg_slot *slot, const char *server, const blpg_apply_result *r
 	LWLockRelease(&slot->lock);
 	if (a.source[0] == 0 && a.source[4] == 0 && tables == NIL && !worker_news)
 		return;
+	/* 0.1's tables until ALTER EXTENSION binlog_fdw UPDATE: none to write */
+	if (!blpg_extension_table_exists("stats_source"))
+		return;
 	blpg_run_as_owner(flush_fn, &a);
 }
 
@@ -279,6 +294,8 @@ binlog_fdw_stats_unflushed(PG_FUNCTION_ARGS)
 		bool		nulls[5] = {0};
 		bool		mine;
 		char		name[NAMEDATALEN];
+		Oid			serverid = InvalidOid;
+		ForeignServer *fs;
 		uint64		v[4];
 
 		LWLockAcquire(&blpg_shared->lock, LW_SHARED);
@@ -287,6 +304,7 @@ binlog_fdw_stats_unflushed(PG_FUNCTION_ARGS)
 		if (mine)
 		{
 			strlcpy(name, slot->server_name, sizeof(name));
+			serverid = slot->serverid;
 			v[0] = slot->bytes_read - Min(slot->bytes_read, slot->flushed_bytes);
 			v[1] = slot->reconnects - Min(slot->reconnects, slot->flushed_reconnects);
 			v[2] = slot->ring_wait_us - Min(slot->ring_wait_us, slot->flushed_ring_wait_us);
@@ -296,7 +314,9 @@ binlog_fdw_stats_unflushed(PG_FUNCTION_ARGS)
 		LWLockRelease(&blpg_shared->lock);
 		if (!mine)
 			continue;
-		values[0] = CStringGetTextDatum(name);
+		/* its current name: a rename shows at once */
+		fs = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+		values[0] = CStringGetTextDatum(fs ? fs->servername : name);
 		values[1] = Int64GetDatum((int64) v[0]);
 		values[2] = Int64GetDatum((int64) v[1]);
 		values[3] = Float8GetDatum((double) v[2] / 1e6);

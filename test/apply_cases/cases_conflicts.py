@@ -95,7 +95,7 @@ def case_conflict_log(conn, m):
           'after the skip, in conflict_log: %s' % cs)
 
     # ---- error: a duplicate key on insert (the buffered insert path); fixed
-    # by hand, apply passes it: written as 'applied'
+    # by hand, apply passes it: written as 'passed'
     pgx("INSERT INTO {T} VALUES (4, 'local')")
     span, gtid = my("INSERT INTO {T} VALUES (4, 'd')")
     src.apply_error(m, 'insert of an existing key', sqlstate='23505')
@@ -107,7 +107,7 @@ def case_conflict_log(conn, m):
     pgx('DELETE FROM {T} WHERE id = 4')
     src.sync(m)
     cs = conflicts(conn, "kind = 'duplicate_key'")
-    check(len(cs) == 1 and cs[0]['resolution'] == 'applied', 'after the fix: %s' % cs)
+    check(len(cs) == 1 and cs[0]['resolution'] == 'passed', 'after the fix: %s' % cs)
     check(rows()[2] == (4, 'd'), 'row 4: %s' % rows())
 
     # ---- error: a constraint violation

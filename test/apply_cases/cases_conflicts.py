@@ -143,7 +143,7 @@ def case_conflict_log(conn, m):
     check(r[0][0] == 3 and n_in == n0 + 3 and n1 == n0,
           'rolled back apply: %s transactions, %s conflicts inside, %s after (%s before)' % (r, n_in, n1, n0))
     src.sync(m)
-    cs = conflicts(conn, "policy = 'skip'")
+    cs = conflicts(conn, "policy = 'skip' AND resolution = 'skipped'")
     check(len(cs) == 3, 'three skipped conflicts: %s' % cs)
     expect_conflict(cs[0], 'skipped update', s1, g1, operation='UPDATE', kind='missing_row',
                     key={'id': 1}, resolution='skipped', before_image={'id': 1, 'v': 'a'},
@@ -154,6 +154,21 @@ def case_conflict_log(conn, m):
     expect_conflict(cs[2], 'skipped insert', s3, g3, operation='INSERT', kind='duplicate_key',
                     key={'id': 6}, resolution='skipped', after_image={'id': 6, 'v': 'f'})
     check(rows() == [(4, 'd'), (5, 'bad'), (6, 'local'), (7, 'g'), (8, 'h')], 'skip: %s' % rows())
+    # a constraint violation is not skipped by the policy: it stops apply
+    pgx("ALTER TABLE {T} ADD CONSTRAINT no_bad2 CHECK (v <> 'bad2')")
+    span, gtid = my("INSERT INTO {T} VALUES (10, 'bad2')")
+    src.apply_error(m, 'check constraint under skip', sqlstate='23514')
+    cs = conflicts(conn, "resolution = 'stopped'")
+    check(len(cs) == 1, 'one stopped conflict, got %s' % cs)
+    expect_conflict(cs[0], 'stopped constraint under skip', span, gtid, operation='INSERT',
+                    kind='constraint_violation', key={'id': 10}, after_image={'id': 10, 'v': 'bad2'},
+                    policy='skip')
+    pgx('ALTER TABLE {T} DROP CONSTRAINT no_bad2')
+    src.sync(m)
+    cs = conflicts(conn, "key = '{\"id\": 10}'")
+    check(len(cs) == 1 and cs[0]['resolution'] == 'passed' and cs[0]['policy'] == 'skip',
+          'after the fix: %s' % cs)
+    pgx('DELETE FROM {T} WHERE id = 10')
 
     # ---- overwrite
     q(conn, "ALTER SERVER %s OPTIONS (SET conflict 'overwrite')" % SRV)

@@ -22,14 +22,19 @@ Cases:
               view: its HTTP /metrics serves every binlog_fdw_source_* metric
               with the values of binlog_fdw.status, labelled by source
   stats       binlog_fdw.source_stats and table_stats count transactions,
-              rows by operation, conflicts by kind, failed applies and bytes
-              read, equal to what was done; they survive a crash (immediate
-              shutdown) exactly; reset_stats() starts them afresh
+              rows by operation, conflicts by kind, failed applies, bytes
+              read and a reconnect (Binlog Dump thread killed), equal to
+              what was done; they survive a crash (immediate shutdown)
+              exactly; reset_stats() starts them afresh; a rename carries
+              them, a drop removes them (its conflict log stays)
   verify      verify() at a binlog position: changes committed after the
               snapshot() are applied up to the position first; a value
               changed, a row deleted and a row added directly in PostgreSQL
               are reported with their keys and both rows; an equal table
-              reports nothing; refused while the continuous worker applies
+              reports nothing; under a concurrent writer it applies exactly
+              up to its position (source_state ends there, the written
+              table compares equal); refused while the continuous worker
+              applies
 
 Environment: BLF_OBSERVE_CASES (a comma-separated subset).
 """
@@ -436,6 +441,19 @@ def case_stats(conn, m):
     src.sync(m)
     st = source_stats(conn, 'obs_st')
     check(st[:3] == (10, 7, 3) and st[9] > stored[9], 'after the restart and one insert: %s' % (st,))
+    check(q1(conn, "SELECT reconnects FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'") == 0,
+          'reconnects after a restart (a new worker streams for the first time)')
+    # a lost connection: the worker streams again, counted as a reconnect
+    dumps = [r[0] for r in mx(m, "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")]
+    check(dumps, 'no Binlog Dump thread on MariaDB')
+    for i in dumps:
+        mx(m, 'KILL %d' % i)
+    wait_for('a reconnect in source_stats', lambda: q1(
+        conn, "SELECT reconnects FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'") == 1, 60, 0.3)
+    mx(m, "INSERT INTO %s VALUES (12, 'z')" % t)
+    src.sync(m)
+    check(q1(conn, "SELECT reconnects FROM binlog_fdw.stats_source WHERE server_name = 'obs_st'") == 1,
+          'the reconnect is not written by the next apply')
     before_reset = q1(conn, "SELECT stats_reset FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'")
     q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
     st = source_stats(conn, 'obs_st')
@@ -514,6 +532,39 @@ def case_verify(conn, m):
     q(conn, 'DELETE FROM %s WHERE id = 100' % v1)
     check(q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1, v2])) == [],
           'after the fix, verify() still reports differences')
+    # under a writer: verify() applies exactly up to its position (a row
+    # applied past it would show as missing_in_source)
+    q(conn, "UPDATE %s SET v = 'planted2' WHERE id = 1" % v1)
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        try:
+            w = mdb()
+            i = 1000
+            while not stop.is_set():
+                mx(w, "INSERT INTO %s VALUES (%d, 'w')" % (v2, i))
+                i += 1
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        wait_for('the writer', lambda: mx(m, 'SELECT count(*) FROM %s WHERE id >= 1000' % v2)[0][0] >= 20, 30, 0.1)
+        r = q(conn, 'SELECT source_table, key, difference, position FROM binlog_fdw.verify(%s, %s)',
+              ('obs_vf', [v1, v2]))
+        state = q(conn, "SELECT file || ':' || pos FROM binlog_fdw.source_state WHERE server_name = 'obs_vf'")
+        n_pg = q1(conn, 'SELECT count(*) FROM %s WHERE id >= 1000' % v2)
+    finally:
+        stop.set()
+        th.join(30)
+    check(not errors, 'writer: %s' % errors)
+    log('verify under a writer: %s; source_state %s; %d writer rows applied' % (r, state, n_pg))
+    check([x[:3] for x in r] == [(v1, {'id': 1}, 'differs')], 'verify under a writer reported %s' % (r,))
+    check(state == [(r[0][3],)], 'applied up to %s, verify compared at %s' % (state, r[0][3]))
+    check(n_pg >= 20, 'writer rows applied: %d' % n_pg)
+    q(conn, "UPDATE %s SET v = 'a' WHERE id = 1" % v1)
+
     # not while the continuous worker applies
     q(conn, 'SELECT binlog_fdw.stop(%s)', ('obs_vf',))
     q(conn, "ALTER SERVER obs_vf OPTIONS (ADD continuous 'true')")

@@ -240,8 +240,8 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 					   *sql;
 
 			/* 3. the source's rows, converted as snapshot() converts them */
-			if (SPI_execute(psprintf("DROP TABLE IF EXISTS pg_temp.%s; CREATE TEMPORARY TABLE %s (LIKE %s)",
-									 tmp, tmp, target), false, 0) < 0)
+			/* dropped below; an error rolls its creation back */
+			if (SPI_execute(psprintf("CREATE TEMPORARY TABLE %s (LIKE %s)", tmp, target), false, 0) < 0)
 				elog(ERROR, "could not create a temporary table like %s", target);
 			CommandCounterIncrement();
 			into = get_relname_relid(tmp, LookupCreationNamespace("pg_temp"));

@@ -69,6 +69,9 @@ BEGIN
         DELETE FROM binlog_fdw.source_state WHERE server_name = r.name;
         DELETE FROM binlog_fdw.started_sources WHERE server_name = r.name;
         DELETE FROM binlog_fdw.table_mapping WHERE server_name = r.name;
+        -- a new server of the name counts afresh (conflict_log is kept)
+        DELETE FROM binlog_fdw.stats_table WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.stats_source WHERE server_name = r.name;
     END LOOP;
 END
 $$;
@@ -193,3 +196,173 @@ CREATE FUNCTION get_table(
 RETURNS SETOF anyelement
 AS 'MODULE_PATHNAME', 'binlog_fdw_get_table' LANGUAGE C;
 REVOKE ALL ON FUNCTION get_table(text, anyelement, integer, integer) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Conflicts (src/apply/conflict.c)
+-- ---------------------------------------------------------------------
+
+-- Every conflict of apply: a row to update or delete missing, an inserted
+-- key present, a constraint violated.  Those resolved by the policy skip
+-- or overwrite are written in the apply transaction (they commit or roll
+-- back with the rows); one that stopped apply (policy error) is kept in
+-- shared memory while it stops it (view conflicts, resolution 'stopped'),
+-- and written here when skip_change() skips it or an apply passes it.
+CREATE TABLE conflict_log (
+    id bigserial PRIMARY KEY,
+    server_name text NOT NULL,
+    source_table text NOT NULL,
+    target_table text,
+    operation text NOT NULL,
+    kind text NOT NULL,
+    key jsonb,
+    before_image jsonb,
+    after_image jsonb,
+    binlog_file text,
+    binlog_pos bigint,
+    gtid text,
+    policy text NOT NULL,
+    resolution text NOT NULL,
+    skip_call text,
+    message text,
+    conflict_time timestamptz NOT NULL DEFAULT now());
+REVOKE ALL ON conflict_log FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('conflict_log', '');
+SELECT pg_catalog.pg_extension_config_dump('conflict_log_id_seq', '');
+
+-- the conflicts stopping apply now (policy error), one per source
+CREATE FUNCTION stopped_conflicts(
+    OUT server_name text,
+    OUT conflict jsonb,
+    OUT attempts bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_stopped_conflicts' LANGUAGE C;
+REVOKE ALL ON FUNCTION stopped_conflicts() FROM PUBLIC;
+
+CREATE VIEW conflicts AS
+SELECT id, server_name, source_table, target_table, operation, kind, key,
+       before_image, after_image, binlog_file, binlog_pos, gtid, policy,
+       resolution, skip_call, message, conflict_time
+  FROM conflict_log
+UNION ALL
+SELECT NULL::bigint, s.server_name, s.conflict->>'source_table',
+       s.conflict->>'target_table', s.conflict->>'operation', s.conflict->>'kind',
+       s.conflict->'key', s.conflict->'before_image', s.conflict->'after_image',
+       s.conflict->>'binlog_file', (s.conflict->>'binlog_pos')::bigint,
+       s.conflict->>'gtid', s.conflict->>'policy', 'stopped', s.conflict->>'skip_call',
+       s.conflict->>'message', (s.conflict->>'conflict_time')::timestamptz
+  FROM stopped_conflicts() s;
+REVOKE ALL ON conflicts FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Cumulative statistics (src/apply/stats.c)
+-- ---------------------------------------------------------------------
+
+-- Per source and per table, since stats_reset.  Apply's counters are
+-- written in the apply transaction (exact, across crashes); the worker's
+-- (bytes_read, reconnects, ring_wait_seconds) and failed applies are
+-- counted in shared memory and added by the next apply transaction that
+-- writes statistics (view source_stats adds what is not written yet).
+CREATE TABLE stats_source (
+    server_name text PRIMARY KEY,
+    transactions bigint NOT NULL DEFAULT 0,
+    rows_inserted bigint NOT NULL DEFAULT 0,
+    rows_updated bigint NOT NULL DEFAULT 0,
+    rows_deleted bigint NOT NULL DEFAULT 0,
+    ddl bigint NOT NULL DEFAULT 0,
+    conflicts_missing_row bigint NOT NULL DEFAULT 0,
+    conflicts_duplicate_key bigint NOT NULL DEFAULT 0,
+    conflicts_constraint_violation bigint NOT NULL DEFAULT 0,
+    errors bigint NOT NULL DEFAULT 0,
+    bytes_read bigint NOT NULL DEFAULT 0,
+    reconnects bigint NOT NULL DEFAULT 0,
+    ring_wait_seconds double precision NOT NULL DEFAULT 0,
+    stats_reset timestamptz NOT NULL DEFAULT now());
+REVOKE ALL ON stats_source FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('stats_source', '');
+
+CREATE TABLE stats_table (
+    server_name text NOT NULL,
+    source_table text NOT NULL,
+    target_table text,
+    rows_inserted bigint NOT NULL DEFAULT 0,
+    rows_updated bigint NOT NULL DEFAULT 0,
+    rows_deleted bigint NOT NULL DEFAULT 0,
+    conflicts_missing_row bigint NOT NULL DEFAULT 0,
+    conflicts_duplicate_key bigint NOT NULL DEFAULT 0,
+    conflicts_constraint_violation bigint NOT NULL DEFAULT 0,
+    stats_reset timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (server_name, source_table));
+REVOKE ALL ON stats_table FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('stats_table', '');
+
+-- what the sources' slots counted and the tables do not hold yet
+CREATE FUNCTION stats_unflushed(
+    OUT server_name text,
+    OUT bytes_read bigint,
+    OUT reconnects bigint,
+    OUT ring_wait_seconds double precision,
+    OUT errors bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_stats_unflushed' LANGUAGE C;
+REVOKE ALL ON FUNCTION stats_unflushed() FROM PUBLIC;
+
+CREATE VIEW source_stats AS
+SELECT coalesce(s.server_name, u.server_name) AS server_name,
+       coalesce(s.transactions, 0) AS transactions,
+       coalesce(s.rows_inserted, 0) AS rows_inserted,
+       coalesce(s.rows_updated, 0) AS rows_updated,
+       coalesce(s.rows_deleted, 0) AS rows_deleted,
+       coalesce(s.ddl, 0) AS ddl,
+       coalesce(s.conflicts_missing_row, 0) AS conflicts_missing_row,
+       coalesce(s.conflicts_duplicate_key, 0) AS conflicts_duplicate_key,
+       coalesce(s.conflicts_constraint_violation, 0) AS conflicts_constraint_violation,
+       coalesce(s.errors, 0) + coalesce(u.errors, 0) AS errors,
+       coalesce(s.bytes_read, 0) + coalesce(u.bytes_read, 0) AS bytes_read,
+       coalesce(s.reconnects, 0) + coalesce(u.reconnects, 0) AS reconnects,
+       coalesce(s.ring_wait_seconds, 0) + coalesce(u.ring_wait_seconds, 0) AS ring_wait_seconds,
+       s.stats_reset
+  FROM stats_source s FULL JOIN stats_unflushed() u ON u.server_name = s.server_name;
+REVOKE ALL ON source_stats FROM PUBLIC;
+
+CREATE VIEW table_stats AS
+SELECT server_name, source_table, target_table, rows_inserted, rows_updated,
+       rows_deleted, conflicts_missing_row, conflicts_duplicate_key,
+       conflicts_constraint_violation, stats_reset
+  FROM stats_table;
+REVOKE ALL ON table_stats FROM PUBLIC;
+
+-- start the statistics of a source (NULL: of all) afresh
+CREATE FUNCTION reset_stats(server text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    DELETE FROM binlog_fdw.stats_table WHERE server IS NULL OR server_name = server;
+    DELETE FROM binlog_fdw.stats_source WHERE server IS NULL OR server_name = server;
+    INSERT INTO binlog_fdw.stats_source (server_name)
+    SELECT s.srvname FROM pg_foreign_server s
+      JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+     WHERE w.fdwname = 'binlog_fdw' AND (server IS NULL OR s.srvname = server);
+$$;
+COMMENT ON FUNCTION reset_stats(text) IS
+  'start the cumulative statistics of a source (NULL: of all) afresh';
+REVOKE ALL ON FUNCTION reset_stats(text) FROM PUBLIC;
+
+-- are the targets equal to the source at one binlog position?  A consistent
+-- snapshot of the source (position P), apply exactly up to P in this
+-- transaction, then both sides compared by key (checksums per key hash
+-- range, rows of the ranges that differ): one row per differing key
+CREATE FUNCTION verify(
+    server text,
+    tables text[],
+    OUT source_table text,
+    OUT key jsonb,
+    OUT difference text,
+    OUT source_row jsonb,
+    OUT postgresql_row jsonb,
+    OUT "position" text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_verify' LANGUAGE C;
+COMMENT ON FUNCTION verify(text, text[]) IS
+  'compare target tables with the source at one binlog position, reporting the keys that differ';
+REVOKE ALL ON FUNCTION verify(text, text[]) FROM PUBLIC;

@@ -44,6 +44,18 @@ PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
  * its sequence and nothing from it on is applied (so that when it fails,
  * it is the next change, which skip_change() skips).
  */
+/* verify(): apply nothing from this position on (file "" : no limit) */
+char		blpg_apply_stop_file[BLPG_FILE_LEN] = "";
+uint64		blpg_apply_stop_pos = 0;
+
+static bool
+at_stop(const blpg_entry_view *v)
+{
+	return blpg_apply_stop_file[0] != '\0' &&
+		blpg_position_cmp(pnstrdup(v->file, v->e->file_len), v->e->event_pos,
+						  blpg_apply_stop_file, blpg_apply_stop_pos) >= 0;
+}
+
 static void
 apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 			  uint64 last, const char *server_name, bool *in_txn,
@@ -73,6 +85,11 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 		switch (e->kind)
 		{
 			case BLPG_ENTRY_BEGIN:
+				if (at_stop(&v))
+				{
+					*stop_before = e->seq_first;
+					return;
+				}
 				*in_txn = true;
 				break;
 			case BLPG_ENTRY_COMMIT:
@@ -82,6 +99,11 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 					*commit_ts_us = e->commit_ts_us;
 				break;
 			case BLPG_ENTRY_DDL:
+				if (at_stop(&v))
+				{
+					*stop_before = e->seq_first;
+					return;
+				}
 				if (e->seq_first > first || res->transactions > 0)
 				{
 					*stop_before = e->seq_first;
@@ -120,6 +142,7 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 							blpg_report_decoder_error(ERROR, &err, server_name);
 						if (tg == NULL)
 							continue;
+						blpg_apply_current_seq = s;
 						if (blpg_target_chunked(tg))
 						{
 							/* a chunked load: by the chunk of the row's key */
@@ -145,12 +168,10 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 	}
 }
 
-void
-blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
-			   int64 wait_ms, blpg_apply_result *res)
+static void
+apply_run(blpg_slot *slot, ForeignServer *server, int64 max_changes, int64 max_ms,
+		  int64 wait_ms, blpg_apply_result *res, uint64 *first_seq)
 {
-	ForeignServer *server;
-	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
 	blpg_apply_options opts;
 	blpg_targets *ts;
 	StringInfoData buf;
@@ -204,6 +225,8 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 		}
 		if (slept)
 			ConditionVariableCancelSleep();
+		if (*first_seq == 0)
+			*first_seq = first;
 
 		/* what this transaction writes carries the source's origin */
 		blpg_origin_begin(server->serverid);
@@ -234,13 +257,46 @@ blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
 	}
 done:
 	res->tables = blpg_targets_touched(ts);
+	/* binlog_fdw.source_stats and table_stats, in this transaction */
+	blpg_stats_flush(slot, server->servername, res, blpg_targets_counts(ts));
 	blpg_targets_finish(ts);
+	/* a conflict that stopped apply before is passed now */
+	if (res->pos.file[0] != '\0')
+		blpg_conflict_resolve(slot, server->servername, 0, res->pos.file, res->pos.pos);
 	if (commit_ts_us)
 		res->lag_seconds = Max(0.0, (double) (GetCurrentTimestamp() -
 											  ((TimestampTz) commit_ts_us -
 											   ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY))) / 1e6);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+}
+
+void
+blpg_apply_run(const char *server_name, int64 max_changes, int64 max_ms,
+			   int64 wait_ms, blpg_apply_result *res)
+{
+	ForeignServer *server;
+	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
+	MemoryContext old = CurrentMemoryContext;
+	volatile uint64 first_seq = 0;
+
+	blpg_conflict_capture_reset();
+	PG_TRY();
+	{
+		apply_run(slot, server, max_changes, max_ms, wait_ms, res, (uint64 *) &first_seq);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* a conflict stopping apply is kept where the rollback leaves it */
+		MemoryContextSwitchTo(old);
+		edata = CopyErrorData();
+		blpg_conflict_stopped(slot, server->servername, edata, first_seq);
+		FreeErrorData(edata);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 Datum
@@ -314,6 +370,14 @@ binlog_fdw_skip_change(PG_FUNCTION_ARGS)
 				 errmsg("source \"%s\" has no change to skip", name)));
 	e = (const blpg_entry *) buf.data;
 	blpg_consume_ack(slot, server->serverid, server->servername, batch_id, NULL);
+	{
+		blpg_entry_view ev;
+
+		/* the change a conflict stopped apply at: into the conflict log */
+		blpg_entry_view_init(&ev, e);
+		blpg_conflict_resolve(slot, server->servername, first,
+							  pnstrdup(ev.file, e->file_len), e->event_pos);
+	}
 	values[0] = Int64GetDatum((int64) first);
 	values[1] = CStringGetTextDatum(blpg_entry_op_name(e));
 	nulls[2] = true;

@@ -8,7 +8,9 @@
  *
  * Files: apply.c (the loop; apply(), skip_change()), target.c, ddl.c,
  * continuous.c (the continuous apply worker), mapping.c (map_table()),
- * snapshot.c (snapshot(), sync_table()), load.c (CALL load(): chunked,
+ * conflict.c (the conflict log), stats.c (source_stats,
+ * table_stats), verify.c (verify()), snapshot.c (snapshot(), sync_table()),
+ * load.c (CALL load(): chunked,
  * resumable), synclock.c (loads and apply kept apart), progress.c
  * (sync_progress).  Uses the store (it consumes changes through
  * blpg_consume_*), the types (src/types), the MySQL source (snapshots) and
@@ -54,6 +56,10 @@ typedef struct blpg_apply_result
 extern void blpg_apply_run(const char *server_name, int64 max_changes,
 						   int64 max_ms, int64 wait_ms,
 						   blpg_apply_result *result);
+
+/* verify() (verify.c): apply() stops before a transaction at or after this */
+extern char blpg_apply_stop_file[BLPG_FILE_LEN];
+extern uint64 blpg_apply_stop_pos;
 
 /* ---- targets (target.c) ---- */
 
@@ -175,6 +181,59 @@ extern void blpg_origin_progress(Oid serverid, const blpg_position *pos,
 								 int64 commit_ts_us);
 extern XLogRecPtr blpg_origin_lsn(const char *file, uint64 pos);
 
+/* ---- conflicts (conflict.c) ---- */
+
+/* the sequence of the change being applied (set by apply.c) */
+extern uint64 blpg_apply_current_seq;
+
+/* missing_row, duplicate_key, constraint_violation, or NULL: no conflict */
+extern const char *blpg_conflict_kind_of(int sqlerrcode, const char *operation);
+/* A row image as a JSON object (NULL for none). */
+extern char *blpg_row_json(const bl_table *t, const bl_row *row, const bl_row *before);
+/* A conflict resolved by the policy, written in this transaction. */
+extern void blpg_conflict_log(const char *server, const char *source_table,
+							  const char *target_table, const char *operation,
+							  const char *kind, const char *key, const char *before,
+							  const char *after, const blpg_entry_view *v,
+							  const char *policy, const char *resolution);
+/* From a row's error context callback: the row whose error is raised. */
+extern void blpg_conflict_capture(const char *source_table, const char *target_table,
+								  const char *operation, const char *key,
+								  const char *before, const char *after,
+								  const char *file, size_t file_len, uint64 pos,
+								  const char *gtid, size_t gtid_len, uint64 seq,
+								  const char *policy);
+extern void blpg_conflict_capture_reset(void);
+/* After an apply error: keep a conflict that stopped it in the slot. */
+extern void blpg_conflict_stopped(blpg_slot *slot, const char *server,
+								  const ErrorData *edata, uint64 first_seq);
+/* Write the stopped conflict when skipped (seq) or passed (seq 0, file/pos). */
+extern void blpg_conflict_resolve(blpg_slot *slot, const char *server, uint64 seq,
+								  const char *file, uint64 pos);
+extern const char *blpg_conflict_policy_name(blpg_conflict c);
+
+/* ---- cumulative statistics (stats.c) ---- */
+
+/* What an apply call did to one source table; index: insert, update, delete
+ * and missing_row, duplicate_key, constraint_violation. */
+typedef struct blpg_table_counts
+{
+	const char *source_table;
+	const char *target_table;
+	int64		rows[3];
+	int64		conflicts[3];
+} blpg_table_counts;
+
+/* Counts of the targets that got rows or conflicts (target.c). */
+extern List *blpg_targets_counts(blpg_targets *ts);
+/* Add an apply call's counts and the slot's new ones, in this transaction. */
+extern void blpg_stats_flush(blpg_slot *slot, const char *server,
+							 const blpg_apply_result *res, List *tables);
+extern bool blpg_extension_table_exists(const char *name);
+extern void blpg_stats_count_conflict(blpg_slot *slot, const char *server,
+									  const char *source_table,
+									  const char *target_table, const char *kind);
+
 /* ---- the continuous apply worker (continuous.c) ---- */
 
 extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
@@ -183,6 +242,13 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 extern int	blpg_continuous_synchronous_commit;
 extern const struct config_enum_entry blpg_synchronous_commit_options[];
 
+/* verify(): a source table into a relation like its target (snapshot.c) */
+struct bl_snapshot;
+extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot *snap,
+									 const char *source, const blpg_apply_options *opts,
+									 Oid into, Oid *target, int64 *rows);
+extern Oid	blpg_snapshot_target_of(const char *server_name, const char *source,
+									const blpg_apply_options *opts);
 
 
 /* ---- progress of initial loads (progress.c) ---- */

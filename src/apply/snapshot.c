@@ -583,6 +583,8 @@ typedef struct table_result
 	char	   *target;
 	int64		rows;
 	bool		created;
+	Oid			relid;			/* the target */
+	List	   *attnames;		/* its columns copied */
 } table_result;
 
 /* A single integer primary key (chunks by its range): its index in cols, or -1. */
@@ -606,6 +608,9 @@ chunk_key_column(bl_snapshot_column *cols, int ncols)
 			return key;
 	return -1;
 }
+
+/* verify() (verify.c): copy into this relation instead of the target */
+static Oid	copy_into = InvalidOid;
 
 static table_result
 load_table(const char *server_name, bl_snapshot *snap, const char *source,
@@ -666,6 +671,11 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		target_table = table;
 	nsp = get_namespace_oid(schema, true);
 	relid = OidIsValid(nsp) ? get_relname_relid(target_table, nsp) : InvalidOid;
+	if (!OidIsValid(relid) && OidIsValid(copy_into))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s of %s does not exist", quote_qualified_identifier(schema, target_table),
+						source)));
 	if (!OidIsValid(relid))
 	{
 		create_target(schema, target_table, cols, ncols, opts, source);
@@ -674,18 +684,22 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		res.created = true;
 	}
 	res.target = psprintf("%s.%s", quote_identifier(schema), quote_identifier(target_table));
+	res.relid = relid;
 	/* before the relation is open here: TRUNCATE refuses a table in use */
-	if (first && truncate && !res.created)
+	if (OidIsValid(copy_into))
+		;						/* verify: a new temporary table of ours */
+	else if (first && truncate && !res.created)
 	{
 		if (SPI_execute(psprintf("TRUNCATE %s", res.target), false, 0) < 0)
 			elog(ERROR, "could not truncate %s", res.target);
 		CommandCounterIncrement();
 	}
-	rel = table_open(relid, RowExclusiveLock);
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+	rel = table_open(OidIsValid(copy_into) ? copy_into : relid, RowExclusiveLock);
+	if (!OidIsValid(copy_into) &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
 					   RelationGetRelationName(rel));
-	if (truncate || !first)
+	if (truncate || !first || OidIsValid(copy_into))
 		;
 	else if (!res.created &&
 			 (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", res.target), true, 1) != SPI_OK_SELECT ||
@@ -811,6 +825,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	cs.progress = blpg_progress_begin(server_name, source, res.target, estimate);
 	res.rows = run_copy(rel, attnames, &cs);
 	table_close(rel, NoLock);
+	res.attnames = attnames;
+	if (OidIsValid(copy_into))
+		return res;
 
 	if (chunk)
 	{
@@ -1075,4 +1092,56 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 		break;
 	}
 	return (Datum) 0;
+}
+
+/*
+ * verify(): copy source table "db.table" as the snapshot sees it into
+ * relation into (shaped like its target), without touching the target or
+ * its mapping.  *target: the target's OID; returns the columns copied.
+ */
+List *
+blpg_snapshot_copy_into(const char *server_name, bl_snapshot *snap, const char *source,
+						const blpg_apply_options *opts, Oid into, Oid *target, int64 *rows)
+{
+	table_result r;
+
+	copy_into = into;
+	PG_TRY();
+	{
+		r = load_table(server_name, snap, source, opts, false, "", 0, NULL);
+	}
+	PG_FINALLY();
+	{
+		copy_into = InvalidOid;
+	}
+	PG_END_TRY();
+	*target = r.relid;
+	*rows = r.rows;
+	return r.attnames;
+}
+
+/* verify(): the target of source table "db.table" (InvalidOid: none). */
+Oid
+blpg_snapshot_target_of(const char *server_name, const char *source, const blpg_apply_options *opts)
+{
+	const char *dot = strchr(source, '.');
+	snapshot_mapping mapping;
+	char	   *schema;
+	const char *table;
+	Oid			nsp;
+
+	if (dot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("table \"%s\" must be given as database.table", source)));
+	memset(&mapping, 0, sizeof(mapping));
+	mapping.server_name = server_name;
+	mapping.db = pnstrdup(source, dot - source);
+	mapping.table = pstrdup(dot + 1);
+	mapping.cxt = CurrentMemoryContext;
+	blpg_run_as_owner(mapping_read_fn, &mapping);
+	schema = mapping.target_schema ? mapping.target_schema : pstrdup(pg_schema_of(opts, mapping.db));
+	table = mapping.target_table ? mapping.target_table : mapping.table;
+	nsp = get_namespace_oid(schema, true);
+	return OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
 }

@@ -36,7 +36,9 @@
  *
  * Conflicts (a row to update or delete is missing, an inserted key exists):
  * error (default), skip, or overwrite (upsert), per source or per table;
- * errors name the table, the key and the binlog position.
+ * errors name the table, the key and the binlog position.  Each one is
+ * recorded (conflict.c): those the policy resolves by log_conflict(), those
+ * raising an error by the row's error context callback.
  */
 #include "apply/apply.h"
 
@@ -141,6 +143,7 @@ struct blpg_target
 	List	   *part_rris;		/* partitions with a slot in part_slots */
 	List	   *part_slots;		/* rows found there, in their row type */
 	AclMode		checked;		/* privileges already checked */
+	blpg_table_counts counts;	/* binlog_fdw.table_stats (stats.c) */
 	bool		touched;		/* counted in blpg_targets.touched */
 
 	/* multi-insert buffer (can_buffer targets only) */
@@ -149,6 +152,7 @@ struct blpg_target
 	Size		buffered_bytes;
 	TupleTableSlot **bufslots;	/* MULTI_INSERT_ROWS heap slots */
 	uint64	   *bufpos;			/* binlog position of each buffered row */
+	uint64	   *bufseq;			/* and its change sequence */
 	char	   *bufgtid;		/* MULTI_INSERT_ROWS * BLPG_GTID_LEN */
 	char		buffile[BLPG_FILE_LEN]; /* binlog file of all buffered rows */
 	BulkInsertState bistate;
@@ -468,6 +472,29 @@ blpg_targets_finish(blpg_targets *ts)
 		close_target(lfirst(lc));
 	free_trigger_estate(ts);
 	MemoryContextDelete(ts->cxt);
+}
+
+List *
+blpg_targets_counts(blpg_targets *ts)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ts->targets)
+	{
+		blpg_target *tg = lfirst(lc);
+		blpg_table_counts *c = &tg->counts;
+
+		if (tg->skip)
+			continue;
+		if (c->rows[0] + c->rows[1] + c->rows[2] +
+			c->conflicts[0] + c->conflicts[1] + c->conflicts[2] == 0)
+			continue;
+		c->source_table = tg->src_name;
+		c->target_table = tg->rel_name;
+		out = lappend(out, c);
+	}
+	return out;
 }
 
 int
@@ -1014,6 +1041,9 @@ typedef struct row_context
 	const char *op;
 	const blpg_entry_view *v;
 	const bl_row *key_row;
+	const bl_row *before;		/* images, for the conflict log */
+	const bl_row *after;
+	uint64		seq;
 } row_context;
 
 static char *
@@ -1064,9 +1094,19 @@ row_error_context(void *arg)
 	row_context *rc = arg;
 	const blpg_entry_view *v = rc->v;
 
+	char	   *key = key_text(rc->target, rc->key_row);
+
+	/* a conflict stopping apply: remember the row (conflict.c) */
+	if (blpg_conflict_kind_of(geterrcode(), rc->op))
+		blpg_conflict_capture(rc->target->src_name, rc->target->rel_name, rc->op,
+							  rc->key_row ? key : NULL,
+							  blpg_row_json(rc->target->table, rc->before, NULL),
+							  blpg_row_json(rc->target->table, rc->after, rc->before),
+							  v->file, v->e->file_len, v->e->event_pos,
+							  v->gtid, v->e->gtid_len, rc->seq,
+							  blpg_conflict_policy_name(rc->target->conflict));
 	errcontext("applying %s of MySQL table %s into %s, key %s, binlog %.*s position %llu%s%.*s",
-			   rc->op, rc->target->src_name, rc->target->rel_name,
-			   key_text(rc->target, rc->key_row),
+			   rc->op, rc->target->src_name, rc->target->rel_name, key,
 			   (int) v->e->file_len, v->file, (unsigned long long) v->e->event_pos,
 			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
 }
@@ -1234,6 +1274,20 @@ find_row(blpg_targets *ts, blpg_target *tg, const bl_row *row, ResultRelInfo **p
 	return RelationFindReplTupleSeq(rri->ri_RelationDesc, LockTupleExclusive, search, old);
 }
 
+/* A conflict resolved by the policy: into binlog_fdw.conflict_log. */
+static void
+log_conflict(blpg_targets *ts, blpg_target *tg, const row_context *rc, const char *kind,
+			 const char *resolution)
+{
+	tg->counts.conflicts[strcmp(kind, "missing_row") == 0 ? 0 :
+						 strcmp(kind, "duplicate_key") == 0 ? 1 : 2]++;
+	blpg_conflict_log(ts->server_name, tg->src_name, tg->rel_name, rc->op, kind,
+					  key_text(tg, rc->key_row),
+					  blpg_row_json(tg->table, rc->before, NULL),
+					  blpg_row_json(tg->table, rc->after, rc->before), rc->v,
+					  blpg_conflict_policy_name(tg->conflict), resolution);
+}
+
 static void
 insert_slot(blpg_target *tg, TupleTableSlot *slot)
 {
@@ -1332,6 +1386,45 @@ slot_key_text(blpg_target *tg, TupleTableSlot *slot)
 	return b.data;
 }
 
+/* A buffered row as a JSON object of its PostgreSQL values (as text). */
+static char *
+slot_json(TupleTableSlot *slot)
+{
+	StringInfoData b;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	slot_getallattrs(slot);
+	initStringInfo(&b);
+	appendStringInfoChar(&b, '{');
+	for (int a = 0, n = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Oid			out;
+		bool		varlena;
+
+		if (att->attisdropped)
+			continue;
+		if (n++)
+			appendStringInfoChar(&b, ',');
+		escape_json(&b, NameStr(att->attname));
+		appendStringInfoChar(&b, ':');
+		if (slot->tts_isnull[a])
+		{
+			appendStringInfoString(&b, "null");
+			continue;
+		}
+		getTypeOutputInfo(att->atttypid, &out, &varlena);
+		/* numbers as JSON numbers, as the images of the binlog have them */
+		if (att->atttypid == INT2OID || att->atttypid == INT4OID ||
+			att->atttypid == INT8OID || att->atttypid == NUMERICOID)
+			appendStringInfoString(&b, OidOutputFunctionCall(out, slot->tts_values[a]));
+		else
+			escape_json(&b, OidOutputFunctionCall(out, slot->tts_values[a]));
+	}
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
 static void
 buffered_row_error_context(void *arg)
 {
@@ -1348,10 +1441,16 @@ buffered_row_error_context(void *arg)
 	}
 	{
 		const char *gtid = tg->bufgtid + (Size) rc->row * BLPG_GTID_LEN;
+		char	   *key = tg->nkey ? slot_key_text(tg, tg->bufslots[rc->row]) : NULL;
 
+		if (blpg_conflict_kind_of(geterrcode(), "INSERT"))
+			blpg_conflict_capture(tg->src_name, tg->rel_name, "INSERT", key, NULL,
+								  slot_json(tg->bufslots[rc->row]), tg->buffile,
+								  strlen(tg->buffile), tg->bufpos[rc->row], gtid,
+								  strlen(gtid), tg->bufseq[rc->row],
+								  blpg_conflict_policy_name(tg->conflict));
 		errcontext("applying INSERT of MySQL table %s into %s, key %s, binlog %s position %llu%s%s",
-				   tg->src_name, tg->rel_name,
-				   tg->nkey ? slot_key_text(tg, tg->bufslots[rc->row]) : "?",
+				   tg->src_name, tg->rel_name, key ? key : "?",
 				   tg->buffile, (unsigned long long) tg->bufpos[rc->row],
 				   gtid[0] ? ", GTID " : "", gtid);
 	}
@@ -1457,6 +1556,7 @@ buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 			tg->bufslots[i] = ExecAllocTableSlot(&tg->estate->es_tupleTable, desc,
 												 table_slot_callbacks(rel));
 		tg->bufpos = palloc(sizeof(uint64) * MULTI_INSERT_ROWS);
+		tg->bufseq = palloc(sizeof(uint64) * MULTI_INSERT_ROWS);
 		tg->bufgtid = palloc((Size) MULTI_INSERT_ROWS * BLPG_GTID_LEN);
 		tg->bistate = GetBulkInsertState();
 		MemoryContextSwitchTo(old);
@@ -1473,6 +1573,7 @@ buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 	dst = tg->bufslots[n];
 	ExecCopySlot(dst, slot);
 	tg->bufpos[n] = v->e->event_pos;
+	tg->bufseq[n] = blpg_apply_current_seq;
 	{
 		char	   *g = tg->bufgtid + (Size) n * BLPG_GTID_LEN;
 		size_t		glen = Min((size_t) v->e->gtid_len, (size_t) BLPG_GTID_LEN - 1);
@@ -1514,6 +1615,9 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	rc.v = v;
 	rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
 	rc.key_row = op == BL_OP_INSERT ? after : before;
+	rc.before = before;
+	rc.after = after;
+	rc.seq = blpg_apply_current_seq;
 	cb.callback = row_error_context;
 	cb.arg = &rc;
 	cb.previous = error_context_stack;
@@ -1536,6 +1640,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 		MemoryContextSwitchTo(old);
 	}
 	tg->estate->es_output_cid = GetCurrentCommandId(true);
+	tg->counts.rows[op == BL_OP_INSERT ? 0 : op == BL_OP_UPDATE ? 1 : 2]++;
 	/* everything of one row lives in the per-tuple context, reset below */
 	oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));
 	switch (op)
@@ -1553,6 +1658,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 			if (tg->conflict != BLPG_CONFLICT_ERROR &&
 				(tg->key_index != InvalidOid) && find_row(ts, tg, after, &part))
 			{
+				log_conflict(ts, tg, &rc, "duplicate_key",
+							 tg->conflict == BLPG_CONFLICT_OVERWRITE ? "overwritten" : "skipped");
 				if (tg->conflict == BLPG_CONFLICT_OVERWRITE)
 				{
 					if (part != tg->rri)
@@ -1573,6 +1680,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 			{
 				if (tg->conflict == BLPG_CONFLICT_ERROR)
 					missing_row(tg, "update");
+				if (tg->conflict == BLPG_CONFLICT_SKIP)
+					log_conflict(ts, tg, &rc, "missing_row", "skipped");
 				if (tg->conflict == BLPG_CONFLICT_OVERWRITE)
 				{
 					const char *lacking = image_lacks2(tg, after, before);
@@ -1585,6 +1694,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 										tg->rel_name, lacking),
 								 errdetail("The conflict policy is overwrite, but with binlog_row_image MINIMAL or NOBLOB an update carries only the changed columns."),
 								 errhint("The target diverged from the source: fix the row (or copy the table again with binlog_fdw.snapshot()), then apply again.")));
+					log_conflict(ts, tg, &rc, "missing_row", "inserted");
 					fill_slot(ts, tg, tg->newslot, after, before, true);
 					/* columns the update did not change: from the before image */
 					for (int c = 0; c < tg->nconv; c++)
@@ -1664,6 +1774,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 			{
 				if (tg->conflict == BLPG_CONFLICT_ERROR)
 					missing_row(tg, "delete");
+				log_conflict(ts, tg, &rc, "missing_row", "skipped");
 				break;
 			}
 			ExecSimpleRelationDelete(part, tg->estate, &tg->epq, tg->oldslot);

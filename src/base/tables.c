@@ -8,7 +8,8 @@
  * pg_upgrade keep names, not OIDs), so a rename must carry its rows along
  * in the renaming transaction: binlog_fdw.source_state (the durable
  * position), binlog_fdw.started_sources (what starts with the server) and
- * binlog_fdw.table_mapping (mappings and snapshot positions).
+ * binlog_fdw.table_mapping (mappings and snapshot positions), and its
+ * statistics (stats_source, stats_table) and conflicts (conflict_log).
  */
 #include "base/base.h"
 
@@ -44,6 +45,12 @@ rename_fn(void *arg)
 		"UPDATE binlog_fdw.source_state SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.table_mapping SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.started_sources SET server_name = $2 WHERE server_name = $1",
+		/* statistics of a dropped server of the new name are stale: gone */
+		"DELETE FROM binlog_fdw.stats_table WHERE server_name = $2",
+		"DELETE FROM binlog_fdw.stats_source WHERE server_name = $2",
+		"UPDATE binlog_fdw.stats_table SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.stats_source SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.conflict_log SET server_name = $2 WHERE server_name = $1",
 	};
 
 	args[0] = CStringGetTextDatum(c->oldname);
@@ -66,8 +73,9 @@ rename_fn(void *arg)
 							 tables[i], quote_literal_cstr(c->newname))));
 	}
 	/* 0.1 keyed source_state by OID and had no started_sources */
-	for (int i = 0; i < (c->legacy ? 2 : 3); i++)
-		if (SPI_execute_with_args(updates[i], 2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+	for (int i = 0; i < (c->legacy ? 2 : lengthof(updates)); i++)
+		if (SPI_execute_with_args(updates[i], 2, argtypes, args, NULL, false, 0) !=
+			(strncmp(updates[i], "DELETE", 6) == 0 ? SPI_OK_DELETE : SPI_OK_UPDATE))
 			elog(ERROR, "could not update the tables of binlog_fdw");
 }
 

@@ -9,6 +9,7 @@
 
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 static inline blpg_entry *
@@ -73,6 +74,7 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 	uint64		waste = 0;
 	uint64		put_off;
 	bool		waited = false;
+	TimestampTz wait_start = 0;
 
 	Assert(len % 8 == 0 && len <= blpg_ring_max_entry(slot));
 	for (;;)
@@ -91,7 +93,12 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 		if (stop)
 		{
 			if (waited)
+			{
 				ConditionVariableCancelSleep();
+				LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+				slot->ring_wait_us += (uint64) Max(0, GetCurrentTimestamp() - wait_start);
+				LWLockRelease(&slot->lock);
+			}
 			return false;
 		}
 		if (used + waste + len <= slot->ring_size)
@@ -103,6 +110,7 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 			LWLockRelease(&slot->lock);
 			ConditionVariablePrepareToSleep(&slot->space_cv);
 			waited = true;
+			wait_start = GetCurrentTimestamp();
 			continue;
 		}
 		ConditionVariableTimedSleep(&slot->space_cv, 1000, PG_WAIT_EXTENSION);
@@ -114,6 +122,8 @@ blpg_ring_put(blpg_slot *slot, blpg_entry *entry)
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 		if (slot->state == BLPG_STATE_RING_FULL)
 			slot->state = BLPG_STATE_STREAMING;
+		/* binlog_fdw.source_stats: time waiting for the ring */
+		slot->ring_wait_us += (uint64) Max(0, GetCurrentTimestamp() - wait_start);
 		LWLockRelease(&slot->lock);
 	}
 

@@ -221,6 +221,13 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			slot->apply_error[0] = '\0';
 			slot->apply_error_time = 0;
 			slot->apply_error_cleared = 0;
+			slot->stopped_conflict[0] = '\0';
+			slot->stopped_file[0] = '\0';
+			slot->stopped_pos = slot->stopped_seq = slot->stopped_attempts = 0;
+			slot->apply_errors = slot->reconnects = slot->ring_wait_us = 0;
+			slot->streamed_once = false;
+			slot->flushed_bytes = slot->flushed_reconnects = 0;
+			slot->flushed_ring_wait_us = slot->flushed_errors = 0;
 			LWLockRelease(&slot->lock);
 		}
 	}

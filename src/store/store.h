@@ -56,6 +56,8 @@
 #define BLPG_GTID_LEN		256		/* one GTID: "uuid:tag:n" is at most 90
 									 * bytes, "d-s-n" 42 */
 #define BLPG_ERROR_LEN		1024
+#define BLPG_CONFLICT_LEN	8192	/* a stopped conflict, as JSON (images
+									 * left out when longer) */
 #define BLPG_MAX_BATCHES	1024	/* outstanding (un-acked) batches */
 
 typedef enum blpg_worker_state
@@ -208,6 +210,26 @@ typedef struct blpg_slot
 	TimestampTz apply_error_time;
 	TimestampTz apply_error_cleared;	/* applying again since; 0 while the
 										 * error holds */
+
+	/* the conflict stopping apply (src/apply/conflict.c), a JSON object */
+	char		stopped_conflict[BLPG_CONFLICT_LEN];
+	char		stopped_file[BLPG_FILE_LEN];
+	uint64		stopped_pos;
+	uint64		stopped_seq;
+	uint64		stopped_attempts;
+
+	/*
+	 * cumulative counters for binlog_fdw.source_stats (src/apply/stats.c):
+	 * the worker's and failed applies; flushed_*: what the tables hold
+	 */
+	uint64		apply_errors;	/* failed applies */
+	uint64		reconnects;		/* streaming again after the first time */
+	bool		streamed_once;
+	uint64		ring_wait_us;	/* the worker waited for ring space */
+	uint64		flushed_bytes;
+	uint64		flushed_reconnects;
+	uint64		flushed_ring_wait_us;
+	uint64		flushed_errors;
 } blpg_slot;
 
 typedef struct blpg_shared_state

@@ -132,6 +132,10 @@ set_state(blpg_slot *slot, blpg_worker_state state)
 		/* streaming again: the last error is over (it stays shown) */
 		if (slot->last_error[0] != '\0' && slot->last_error_cleared == 0)
 			slot->last_error_cleared = slot->connected_since;
+		/* binlog_fdw.source_stats: reconnects */
+		if (slot->streamed_once)
+			slot->reconnects++;
+		slot->streamed_once = true;
 	}
 	LWLockRelease(&slot->lock);
 }

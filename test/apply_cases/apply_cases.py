@@ -22,6 +22,10 @@ Cases:
   conflicts        error | skip | overwrite per source and per table: missing
                    row on update/delete, existing key on insert; the error
                    names the table, the key and the binlog position
+  conflict-log     every conflict kind under each policy in binlog_fdw.conflicts
+                   (key, images, position, GTID, policy, resolution); the one
+                   stopping apply shown with its skip_change() call, written
+                   when skipped or passed; a rolled-back apply() leaves none
   mapping          db.table -> schema.table, schema_map, map_table() target,
                    unmapped 'error' / 'skip', map_table(skip)
   partitions       range and hash partitioned targets: rows moving between
@@ -76,6 +80,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg2                                     # noqa: E402
 
+import cases_conflicts                              # noqa: E402
 import cases_ddl                                    # noqa: E402
 import cases_geometry                               # noqa: E402
 import cases_images                                 # noqa: E402
@@ -128,6 +133,7 @@ def main():
         ('hostile-names', lambda: cases_ddl.case_hostile(conn_box[0], m)),
         ('keys', lambda: cases_keys.case_keys(conn_box[0], m)),
         ('conflicts', lambda: cases_keys.case_conflicts(conn_box[0], m)),
+        ('conflict-log', lambda: cases_conflicts.case_conflict_log(conn_box[0], m)),
         ('mapping', lambda: cases_keys.case_mapping(conn_box[0], m)),
         ('partitions', lambda: cases_keys.case_partitions(conn_box[0], m)),
         ('insert-rotation', lambda: cases_keys.case_insert_rotation(conn_box[0], m)),

@@ -21,6 +21,20 @@ Cases:
               binlog_fdw.yaml, connected as a role granted only the status
               view: its HTTP /metrics serves every binlog_fdw_source_* metric
               with the values of binlog_fdw.status, labelled by source
+  stats       binlog_fdw.source_stats and table_stats count transactions,
+              rows by operation, conflicts by kind, failed applies, bytes
+              read and a reconnect (Binlog Dump thread killed), equal to
+              what was done; they survive a crash (immediate shutdown)
+              exactly; reset_stats() starts them afresh; a rename carries
+              them, a drop removes them (its conflict log stays)
+  verify      verify() at a binlog position: changes committed after the
+              snapshot() are applied up to the position first; a value
+              changed, a row deleted and a row added directly in PostgreSQL
+              are reported with their keys and both rows; an equal table
+              reports nothing; under a concurrent writer it applies exactly
+              up to its position (source_state ends there, the written
+              table compares equal); refused while the continuous worker
+              applies
 
 Environment: BLF_OBSERVE_CASES (a comma-separated subset).
 """
@@ -279,6 +293,8 @@ def case_exporter(conn, m):
     q(conn, 'GRANT USAGE ON SCHEMA binlog_fdw TO blf_obs_metrics')
     q(conn, 'GRANT SELECT ON binlog_fdw.status TO blf_obs_metrics')
     q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.status() TO blf_obs_metrics')
+    q(conn, 'GRANT SELECT ON binlog_fdw.source_stats TO blf_obs_metrics')
+    q(conn, 'GRANT EXECUTE ON FUNCTION binlog_fdw.stats_unflushed() TO blf_obs_metrics')
     proc = None
     try:
         src.start()
@@ -331,6 +347,18 @@ def case_exporter(conn, m):
         src.apply()
         wait_for('changes_unacked 0 in the exporter', lambda: scrape(port)[1].get(
             ('binlog_fdw_source_changes_unacked', 'obs_exp')) == 0.0, 20, 0.3)
+        # and the cumulative statistics (binlog_fdw.source_stats)
+        wait_for('binlog_fdw_stats_rows_inserted 25 in the exporter', lambda: scrape(port)[1].get(
+            ('binlog_fdw_stats_rows_inserted', 'obs_exp')) == 25.0, 20, 0.3)
+        text, metrics = scrape(port)
+        ss = q(conn, "SELECT transactions, rows_inserted, rows_updated, errors, bytes_read "
+                     "FROM binlog_fdw.source_stats WHERE server_name = 'obs_exp'")[0]
+        for i, k in enumerate(('transactions', 'rows_inserted', 'rows_updated', 'errors', 'bytes_read')):
+            check(metrics.get(('binlog_fdw_stats_' + k, 'obs_exp')) == float(ss[i]),
+                  'binlog_fdw_stats_%s{source="obs_exp"}: %r, source_stats says %r'
+                  % (k, metrics.get(('binlog_fdw_stats_' + k, 'obs_exp')), ss[i]))
+        check(ss[0] == 25 and ss[1] == 25 and ss[4] > 0, 'source_stats of obs_exp: %s' % (ss,))
+        check('# TYPE binlog_fdw_stats_bytes_read counter' in text, 'binlog_fdw_stats_bytes_read is not a counter')
     finally:
         if proc:
             proc.terminate()
@@ -338,8 +366,215 @@ def case_exporter(conn, m):
         src.drop()
         q(conn, 'REVOKE ALL ON binlog_fdw.status FROM blf_obs_metrics')
         q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.status() FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON binlog_fdw.source_stats FROM blf_obs_metrics')
+        q(conn, 'REVOKE ALL ON FUNCTION binlog_fdw.stats_unflushed() FROM blf_obs_metrics')
         q(conn, 'REVOKE ALL ON SCHEMA binlog_fdw FROM blf_obs_metrics')
         q(conn, 'DROP ROLE IF EXISTS blf_obs_metrics')
+
+
+STATS_COLS = ('transactions, rows_inserted, rows_updated, rows_deleted, ddl, conflicts_missing_row, '
+              'conflicts_duplicate_key, conflicts_constraint_violation, errors')
+
+
+def source_stats(conn, name, table='binlog_fdw.source_stats'):
+    r = q(conn, 'SELECT %s, bytes_read FROM %s WHERE server_name = %%s' % (STATS_COLS, table), (name,))
+    check(len(r) == 1, '%s of %s: %s' % (table, name, r))
+    return r[0]
+
+
+def case_stats(conn, m):
+    mdb_fresh(m, MDB_DB)
+    mx(m, 'CREATE TABLE %s.s (id INT PRIMARY KEY, v VARCHAR(20))' % MDB_DB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    q(conn, 'CREATE SCHEMA %s' % MDB_DB)
+    q(conn, 'CREATE TABLE %s.s (id int PRIMARY KEY, v text)' % MDB_DB)
+    src = Source(conn, 'obs_st', r'^%s\.' % MDB_DB)
+    src.start()
+    q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
+    t = MDB_DB + '.s'
+    for i in range(1, 6):
+        mx(m, "INSERT INTO %s VALUES (%d, 'v%d')" % (t, i, i))           # 5 transactions
+    mx(m, "UPDATE %s SET v = 'u' WHERE id IN (1, 2)" % t)               # 1, 2 rows
+    mx(m, 'DELETE FROM %s WHERE id = 5' % t)                            # 1
+    src.sync(m)
+    # a conflict stopping apply (error), then fixed: one error, one conflict
+    q(conn, 'DELETE FROM %s WHERE id = 3' % t)
+    mx(m, "UPDATE %s SET v = 'w' WHERE id = 3" % t)                     # 1
+    src.apply_error(m, 'update of a missing row', sqlstate='P0002')
+    st = source_stats(conn, 'obs_st')
+    check(st[8] == 1, 'errors %s after a failed apply, expected 1 (%s)' % (st[8], st))
+    q(conn, "INSERT INTO %s VALUES (3, 'v3')" % t)
+    src.sync(m)
+    # a conflict resolved by the policy skip
+    q(conn, "ALTER SERVER obs_st OPTIONS (ADD conflict 'skip')")
+    q(conn, "INSERT INTO %s VALUES (9, 'local')" % t)
+    mx(m, "INSERT INTO %s VALUES (9, 'n')" % t)                         # 1
+    src.sync(m)
+    want = (9, 6, 3, 1, 0, 1, 1, 0, 1)
+    st = source_stats(conn, 'obs_st')
+    check(st[:9] == want, 'source_stats %s, expected %s (%s)' % (st[:9], want, STATS_COLS))
+    check(st[9] > 0, 'bytes_read %s' % st[9])
+    ts = q(conn, 'SELECT source_table, target_table, rows_inserted, rows_updated, rows_deleted, '
+                 'conflicts_missing_row, conflicts_duplicate_key FROM binlog_fdw.table_stats '
+                 "WHERE server_name = 'obs_st'")
+    check(ts == [(t, t, 6, 3, 1, 1, 1)], 'table_stats %s' % ts)
+    # a crash: what the tables hold comes back exactly
+    stored = source_stats(conn, 'obs_st', 'binlog_fdw.stats_source')
+    check(stored[:9] == want and stored[9] > 0, 'stats_source %s' % (stored,))
+    conn.close()
+    t0 = time.monotonic()
+    subprocess.run(['bash', os.path.join(HERE, '..', '..', 'scripts', 'postgres.sh'), 'restart',
+                    '--mode', 'immediate'], check=True, timeout=120, stdout=subprocess.DEVNULL)
+    log('PostgreSQL restarted (immediate) in %.1fs' % (time.monotonic() - t0))
+    conn = wait_for('PostgreSQL', lambda: pg(), 30)
+    after = source_stats(conn, 'obs_st', 'binlog_fdw.stats_source')
+    check(after == stored, 'after a crash: %s, before %s' % (after, stored))
+    ts2 = q(conn, 'SELECT source_table, target_table, rows_inserted, rows_updated, rows_deleted, '
+                  'conflicts_missing_row, conflicts_duplicate_key FROM binlog_fdw.table_stats '
+                  "WHERE server_name = 'obs_st'")
+    check(ts2 == ts, 'table_stats after a crash: %s, before %s' % (ts2, ts))
+    # the source streams again: its new reads are added on
+    mx(m, "INSERT INTO %s VALUES (10, 'x')" % t)
+    wait_for('the source after the restart', lambda: q1(
+        conn, "SELECT count(*) FROM binlog_fdw.status WHERE server = 'obs_st' AND state = 'streaming'") == 1, 60, 0.3)
+    src.conn = conn
+    src.sync(m)
+    st = source_stats(conn, 'obs_st')
+    check(st[:3] == (10, 7, 3) and st[9] > stored[9], 'after the restart and one insert: %s' % (st,))
+    check(q1(conn, "SELECT reconnects FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'") == 0,
+          'reconnects after a restart (a new worker streams for the first time)')
+    # a lost connection: the worker streams again, counted as a reconnect
+    dumps = [r[0] for r in mx(m, "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")]
+    check(dumps, 'no Binlog Dump thread on MariaDB')
+    for i in dumps:
+        mx(m, 'KILL %d' % i)
+    wait_for('a reconnect in source_stats', lambda: q1(
+        conn, "SELECT reconnects FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'") == 1, 60, 0.3)
+    mx(m, "INSERT INTO %s VALUES (12, 'z')" % t)
+    src.sync(m)
+    check(q1(conn, "SELECT reconnects FROM binlog_fdw.stats_source WHERE server_name = 'obs_st'") == 1,
+          'the reconnect is not written by the next apply')
+    before_reset = q1(conn, "SELECT stats_reset FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'")
+    q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
+    st = source_stats(conn, 'obs_st')
+    check(st[:9] == (0,) * 9, 'after reset_stats(): %s' % (st,))
+    check(q1(conn, "SELECT stats_reset > %s FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'",
+             (before_reset,)), 'stats_reset did not move')
+    check(not q(conn, "SELECT * FROM binlog_fdw.table_stats WHERE server_name = 'obs_st'"),
+          'table_stats after reset_stats()')
+    # a renamed source keeps its statistics and conflicts; a dropped one's
+    # statistics go (its conflict log stays)
+    mx(m, "INSERT INTO %s VALUES (11, 'y')" % t)
+    src.sync(m)
+    nconf = q1(conn, "SELECT count(*) FROM binlog_fdw.conflict_log WHERE server_name = 'obs_st'")
+    check(nconf == 2, 'conflict_log of obs_st: %s rows, expected 2' % nconf)
+    q(conn, 'ALTER SERVER obs_st RENAME TO obs_st2')
+    src.name = 'obs_st2'
+    st = source_stats(conn, 'obs_st2')
+    check(st[:2] == (1, 1), 'source_stats after the rename: %s' % (st,))
+    check(q(conn, "SELECT server_name, count(*) FROM binlog_fdw.source_stats WHERE server_name LIKE 'obs_st%' "
+                  "GROUP BY 1") == [('obs_st2', 1)], 'source_stats rows after the rename')
+    check(q1(conn, "SELECT count(*) FROM binlog_fdw.conflict_log WHERE server_name = 'obs_st2'") == nconf,
+          'conflict_log after the rename')
+    src.drop()
+    check(q1(conn, "SELECT count(*) FROM binlog_fdw.stats_source WHERE server_name = 'obs_st2'") == 0 and
+          q1(conn, "SELECT count(*) FROM binlog_fdw.stats_table WHERE server_name = 'obs_st2'") == 0,
+          'statistics of the dropped server')
+    check(q1(conn, "SELECT count(*) FROM binlog_fdw.conflict_log WHERE server_name = 'obs_st2'") == nconf,
+          'conflict_log of the dropped server')
+    conn.close()
+
+
+def case_verify(conn, m):
+    mdb_fresh(m, MDB_DB)
+    v1, v2 = MDB_DB + '.v1', MDB_DB + '.v2'
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(20), n DECIMAL(10,2), d DATETIME)' % v1)
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(20))' % v2)
+    mx(m, "INSERT INTO %s VALUES (1, 'a', 1.50, '2026-01-02 03:04:05'), (2, 'b', 2.00, NULL), "
+          "(3, 'c', NULL, '2026-12-31 23:59:59')" % v1)
+    mx(m, "INSERT INTO %s VALUES (1, 'x'), (2, 'y')" % v2)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % MDB_DB)
+    src = Source(conn, 'obs_vf', r'^%s\.' % MDB_DB)
+    src.snapshot([v1, v2])
+    src.start()
+    # committed after the snapshot, not applied yet: verify() applies them
+    mx(m, "INSERT INTO %s VALUES (4, 'd', 4.25, NULL), (5, 'e', 5.00, NULL)" % v1)
+    mx(m, "UPDATE %s SET v = 'y2' WHERE id = 2" % v2)
+    src.wait_read(m)
+    # planted divergences, directly in PostgreSQL
+    q(conn, "UPDATE %s SET v = 'planted' WHERE id = 2" % v1)
+    q(conn, 'DELETE FROM %s WHERE id = 3' % v1)
+    q(conn, "INSERT INTO %s VALUES (100, 'extra', 0, NULL)" % v1)
+    at = mx(m, 'SHOW MASTER STATUS')[0]
+    r = q(conn, 'SELECT source_table, key, difference, source_row, postgresql_row, position '
+                'FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1, v2]))
+    log('verify: %s' % (r,))
+    want = [
+        (v1, {'id': 2}, 'differs', {'id': 2, 'v': 'b', 'n': 2.0, 'd': None},
+         {'id': 2, 'v': 'planted', 'n': 2.0, 'd': None}),
+        (v1, {'id': 3}, 'missing_in_postgresql', {'id': 3, 'v': 'c', 'n': None, 'd': '2026-12-31T23:59:59'}, None),
+        (v1, {'id': 100}, 'missing_in_source', None, {'id': 100, 'v': 'extra', 'n': 0, 'd': None}),
+    ]
+    got = [tuple(x[:5]) for x in r]
+    check(got == want, 'verify() reported %s, expected %s' % (got, want))
+    check(all(x[5] == '%s:%s' % (at[0], at[1]) for x in r), 'positions %s, MariaDB at %s' % (
+        [x[5] for x in r], at[:2]))
+    # it applied up to the position: the rows committed after the snapshot
+    check(q(conn, 'SELECT id, v FROM %s WHERE id IN (4, 5) ORDER BY id' % v1) == [(4, 'd'), (5, 'e')],
+          'rows after the snapshot not applied')
+    check(q(conn, 'SELECT v FROM %s WHERE id = 2' % v2) == [('y2',)], 'v2 update not applied')
+    # the equal table alone: nothing
+    check(q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v2])) == [],
+          'an equal table reported differences')
+    # fixed by hand, then equal
+    q(conn, "UPDATE %s SET v = 'b' WHERE id = 2" % v1)
+    q(conn, "INSERT INTO %s VALUES (3, 'c', NULL, '2026-12-31 23:59:59')" % v1)
+    q(conn, 'DELETE FROM %s WHERE id = 100' % v1)
+    check(q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1, v2])) == [],
+          'after the fix, verify() still reports differences')
+    # under a writer: verify() applies exactly up to its position (a row
+    # applied past it would show as missing_in_source)
+    q(conn, "UPDATE %s SET v = 'planted2' WHERE id = 1" % v1)
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        try:
+            w = mdb()
+            i = 1000
+            while not stop.is_set():
+                mx(w, "INSERT INTO %s VALUES (%d, 'w')" % (v2, i))
+                i += 1
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        wait_for('the writer', lambda: mx(m, 'SELECT count(*) FROM %s WHERE id >= 1000' % v2)[0][0] >= 20, 30, 0.1)
+        r = q(conn, 'SELECT source_table, key, difference, position FROM binlog_fdw.verify(%s, %s)',
+              ('obs_vf', [v1, v2]))
+        state = q(conn, "SELECT file || ':' || pos FROM binlog_fdw.source_state WHERE server_name = 'obs_vf'")
+        n_pg = q1(conn, 'SELECT count(*) FROM %s WHERE id >= 1000' % v2)
+    finally:
+        stop.set()
+        th.join(30)
+    check(not errors, 'writer: %s' % errors)
+    log('verify under a writer: %s; source_state %s; %d writer rows applied' % (r, state, n_pg))
+    check([x[:3] for x in r] == [(v1, {'id': 1}, 'differs')], 'verify under a writer reported %s' % (r,))
+    check(state == [(r[0][3],)], 'applied up to %s, verify compared at %s' % (state, r[0][3]))
+    check(n_pg >= 20, 'writer rows applied: %d' % n_pg)
+    q(conn, "UPDATE %s SET v = 'a' WHERE id = 1" % v1)
+
+    # not while the continuous worker applies
+    q(conn, 'SELECT binlog_fdw.stop(%s)', ('obs_vf',))
+    q(conn, "ALTER SERVER obs_vf OPTIONS (ADD continuous 'true')")
+    src.start()
+    wait_for('the apply worker of obs_vf', lambda: q1(
+        conn, "SELECT apply_pid FROM binlog_fdw.status WHERE server = 'obs_vf'"), 30, 0.2)
+    expect_error(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)', ('obs_vf', [v1]), 'verify, continuous',
+                 sqlstate='55006', message='continuous apply worker', hint="continuous to 'false'")
+    src.drop()
+    q(conn, 'DROP SCHEMA %s CASCADE' % MDB_DB)
 
 
 def main():
@@ -356,7 +591,8 @@ def main():
         print('not ok - observe/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     failed = 0
-    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter)):
+    for name, fn in (('origins', case_origins), ('wait-for', case_wait_for), ('exporter', case_exporter),
+                     ('verify', case_verify), ('stats', case_stats)):
         if wanted and name not in wanted:
             continue
         log('---- %s' % name)
@@ -375,6 +611,15 @@ def main():
                   flush=True)
         else:
             print('ok - observe/%s' % name, flush=True)
+        # a case that restarts PostgreSQL (stats) leaves these connections dead
+        try:
+            q(conn, 'SELECT 1')
+        except psycopg2.Error:
+            conn = pg()
+        try:
+            q(admin, 'SELECT 1')
+        except psycopg2.Error:
+            admin = harness.pg(db='postgres')
     try:
         conn.close()
         q(admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)

@@ -434,6 +434,9 @@ def main():
         t0 = time.monotonic()
         start = log_size()
         try:
+            # what the main server logs from now on is this case's
+            # (test/lib/logcheck.py, test/suites/66-typed.allow)
+            q(conn, "DO $$BEGIN RAISE LOG 'blf-case: typed/%s'; END$$" % name)
             fn(conn, m)
             bad = log_problems(name, start)
             if bad:

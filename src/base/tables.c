@@ -44,14 +44,16 @@ rename_fn(void *arg)
 		"UPDATE binlog_fdw.source_state SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.table_mapping SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.started_sources SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.schema_history SET server_name = $2 WHERE server_name = $1",
 	};
 
 	args[0] = CStringGetTextDatum(c->oldname);
 	args[1] = CStringGetTextDatum(c->newname);
 	/* rows left under the new name (orphans) would pass for the server's */
-	for (int i = 0; i < (c->legacy ? 1 : 3); i++)
+	for (int i = 0; i < (c->legacy ? 1 : 4); i++)
 	{
-		static const char *const tables[] = {"table_mapping", "source_state", "started_sources"};
+		static const char *const tables[] = {"table_mapping", "source_state", "started_sources",
+		"schema_history"};
 		char	   *sql = psprintf("SELECT 1 FROM binlog_fdw.%s WHERE server_name = $2", tables[i]);
 
 		if (SPI_execute_with_args(sql, 2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
@@ -66,7 +68,7 @@ rename_fn(void *arg)
 							 tables[i], quote_literal_cstr(c->newname))));
 	}
 	/* 0.1 keyed source_state by OID and had no started_sources */
-	for (int i = 0; i < (c->legacy ? 2 : 3); i++)
+	for (int i = 0; i < (c->legacy ? 2 : 4); i++)
 		if (SPI_execute_with_args(updates[i], 2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update the tables of binlog_fdw");
 }

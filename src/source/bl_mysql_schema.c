@@ -295,3 +295,42 @@ bl_schema_cache_destroy(bl_schema_cache *c)
 		mysql_close(c->conn);
 	free(c);
 }
+
+static int
+list_query(bl_schema_cache *c, const char *sql, bl_schema_table_fn fn, void *arg, bool tables,
+		   bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	if (mysql_query(c->conn, sql) != 0 || (res = mysql_store_result(c->conn)) == NULL)
+		return bl_error_set(err, BL_ERR_IO, "reading information_schema: %s", mysql_error(c->conn));
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		char		cs[128];
+		const char *coll = row[2] ? row[2] : "";
+		size_t		n = strcspn(coll, "_");
+
+		/* TABLE_COLLATION: the charset is its prefix; SCHEMATA gives it */
+		if (!tables)
+			n = strlen(coll);
+		snprintf(cs, sizeof(cs), "%.*s", (int) (n < sizeof(cs) ? n : sizeof(cs) - 1), coll);
+		fn(arg, row[0] ? row[0] : "", row[1] ? row[1] : "", cs);
+	}
+	mysql_free_result(res);
+	return 0;
+}
+
+int
+bl_schema_cache_list(bl_schema_cache *c, bl_schema_table_fn table_fn, bl_schema_table_fn db_fn,
+					 void *arg, bl_error *err)
+{
+	if (list_query(c, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
+				   "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN "
+				   "('mysql', 'information_schema', 'performance_schema', 'sys')",
+				   table_fn, arg, true, err) != 0)
+		return -1;
+	return list_query(c, "SELECT SCHEMA_NAME, '', DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA "
+					  "WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')",
+					  db_fn, arg, false, err);
+}

@@ -59,6 +59,7 @@ import psycopg2                                     # noqa: E402
 
 import cases_ddl                                    # noqa: E402
 import cases_geometry                               # noqa: E402
+import cases_history                                # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_security                               # noqa: E402
@@ -117,6 +118,9 @@ def main():
         ('row-image-minimal', lambda: cases_images.case_minimal(conn_box[0], m)),
         ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
         ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),
+        ('schema-history-minimal', lambda: cases_history.case_minimal(conn_box[0], m)),
+        ('schema-history-nolog', lambda: cases_history.case_nolog(conn_box[0], m)),
+        ('schema-history-full', lambda: cases_history.case_full(conn_box[0], m)),
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
     ]
     for name, fn in cases:

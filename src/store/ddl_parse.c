@@ -478,7 +478,9 @@ column_def(blpg_ddl *d, parser *p, char *name)
 	}
 	col->type = type.data;
 
-	while (peek(p)->kind != T_END && !is_punct(p, ",") && !is_punct(p, ")"))
+	/* up to the clause's end, or its FIRST / AFTER col */
+	while (peek(p)->kind != T_END && !is_punct(p, ",") && !is_punct(p, ")") &&
+		   !is_kw(p, "first") && !is_kw(p, "after"))
 	{
 		if (accept_kw(p, "not"))
 		{

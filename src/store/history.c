@@ -615,6 +615,14 @@ blpg_history_create(const char *server_name, blpg_filter *filter, MemoryContext 
 }
 
 void
+blpg_history_set_name(blpg_history *h, const char *server_name)
+{
+	if (strcmp(h->server_name, server_name) == 0)
+		return;
+	h->server_name = MemoryContextStrdup(GetMemoryChunkContext(h), server_name);
+}
+
+void
 blpg_history_load(blpg_history *h)
 {
 	MemoryContextReset(h->cxt);

@@ -727,6 +727,8 @@ typedef struct blpg_history blpg_history;
 
 extern blpg_history *blpg_history_create(const char *server_name, blpg_filter *filter,
 										 MemoryContext parent);
+/* The server's name now (a RENAME renamed its rows). */
+extern void blpg_history_set_name(blpg_history *h, const char *server_name);
 /* The definitions at the durable position (the latest rows). */
 extern void blpg_history_load(blpg_history *h);
 extern bool blpg_history_knows(blpg_history *h, const char *schema, const char *table);

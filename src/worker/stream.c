@@ -687,6 +687,15 @@ prepare_history(worker_ctx *w, const bl_source_info *info)
 	memset(&err, 0, sizeof(err));
 	hp.w = w;
 	hp.full = pg_strcasecmp(info->binlog_row_metadata, "FULL") == 0;
+	{
+		char		name[NAMEDATALEN];
+
+		/* the rows follow a RENAME of the server */
+		LWLockAcquire(&w->slot->lock, LW_SHARED);
+		strlcpy(name, w->slot->server_name, sizeof(name));
+		LWLockRelease(&w->slot->lock);
+		blpg_history_set_name(w->history, name);
+	}
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	blpg_history_load(w->history);
@@ -707,13 +716,13 @@ prepare_history(worker_ctx *w, const bl_source_info *info)
 		set_state(w->slot, BLPG_STATE_ERROR);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("source \"%s\": the definition of table %s at the start position %s:%llu is unknown",
+				 errmsg("source \"%s\": the definition of table %s at the start position %s:%llu is unknown: the table was changed at binlog %s position %llu (%s)",
 						w->cfg->server_name, hp.conflict,
 						w->start.file[0] ? w->start.file : "(GTID)",
-						(unsigned long long) w->start.pos),
-				 errdetail("Table %s was changed at binlog %s position %llu (%s) after the start position, and with binlog_row_metadata=%s the rows events before that change carry no column names: today's definition from information_schema could put values into the wrong columns.",
-						   hp.conflict, hp.conflict_file, (unsigned long long) hp.conflict_pos,
-						   hp.conflict_sql, info->binlog_row_metadata[0] ? info->binlog_row_metadata : "MINIMAL"),
+						(unsigned long long) w->start.pos, hp.conflict_file,
+						(unsigned long long) hp.conflict_pos, hp.conflict_sql),
+				 errdetail("With binlog_row_metadata=%s the rows events before that change carry no column names, and today's definition from information_schema could put their values into the wrong columns.",
+						   info->binlog_row_metadata[0] ? info->binlog_row_metadata : "MINIMAL"),
 				 errhint("Set binlog_row_metadata=FULL on the source before the events to replay are written, or take a snapshot (binlog_fdw.snapshot()) and stream from its position, or start at a position after that change."),
 				 errcontext("binlog file %s, position %llu", hp.conflict_file,
 							(unsigned long long) hp.conflict_pos)));

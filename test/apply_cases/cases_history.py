@@ -13,7 +13,9 @@ order and names, and the rows land in the right columns.
       by name; the history's rows (one per DDL, written as they were
       acknowledged); a worker restart in the middle of the history (some of
       the DDL acknowledged, some not); a source started at a position before the DDL refuses
-      before streaming, naming the table, the DDL's position and the fixes.
+      before streaming, naming the table, the DDL's position and the fixes;
+      a source started 'earliest' (the binlog holds the table's CREATE)
+      replays everything into a new target, equal to MariaDB.
   schema-history-full     the suite's MariaDB (FULL metadata): the event's
       own names are checked against the history: a history that disagrees
       stops the worker with an error naming table, column and both names.
@@ -86,6 +88,10 @@ def history_case(conn, metadata, iname, port):
         src.start()
         r = src.apply(max_changes=3)
         log('first apply of the backlog: %s' % r)
+        part = q1(conn, "SELECT count(*) FROM binlog_fdw.schema_history WHERE server_name = %s "
+                        "AND source_table = 't' AND ddl IS NOT NULL", (name,))
+        log('DDL rows in the history after the first apply: %s' % part)
+        check(1 <= part < 3, 'after a partial apply the history has %r DDL rows of t, expected 1 or 2' % part)
         q(conn, 'SELECT binlog_fdw.stop(%s)', (name,))
         wait_for('worker of %s to stop' % name,
                  lambda: (status(conn, name) or {}).get('state') in (None, 'stopped'), 30)
@@ -124,6 +130,18 @@ def history_case(conn, metadata, iname, port):
             check(want in err, 'refusal lacks %r: %s' % (want, short(err, 800)))
         check(q1(conn, "SELECT count(*) FROM binlog_fdw.source_state WHERE server_name = %s "
                        "AND file IS NOT NULL", (early.name,)) in (0, 1), 'state')
+
+        # 'earliest': the backlog from the table's CREATE on, into a new target
+        src.drop()
+        src = None
+        q(conn, 'DROP TABLE %s.t' % db)
+        earliest = Source(conn, name + '_0', r'^%s\.t$' % db, port=port, start='earliest')
+        early.drop()
+        early = earliest
+        earliest.start()
+        earliest.sync(m)
+        n = same(conn, m, db, ['id', 'bb', 'c', 'z'], "start 'earliest'")
+        check(n == 5, "start 'earliest': %d rows, expected 5" % n)
     finally:
         if not KEEP:
             for s in (early, src):

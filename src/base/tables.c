@@ -7,8 +7,9 @@
  * The tables are keyed by the server's name (pg_dump/restore and
  * pg_upgrade keep names, not OIDs), so a rename must carry its rows along
  * in the renaming transaction: binlog_fdw.source_state (the durable
- * position), binlog_fdw.started_sources (what starts with the server) and
- * binlog_fdw.table_mapping (mappings and snapshot positions).
+ * position), binlog_fdw.started_sources (what starts with the server),
+ * binlog_fdw.table_mapping (mappings and snapshot positions) and
+ * binlog_fdw.schema_history (table definitions by binlog position).
  */
 #include "base/base.h"
 

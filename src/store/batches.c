@@ -315,7 +315,7 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 
 	/* the durable part, in the caller's transaction */
 	blpg_state_save(server->serverid, &pos);
-	blpg_history_acked(slot, name, first_seq, last_seq);
+	blpg_history_acked(slot, server->serverid, first_seq, last_seq);
 	if (pos.gtid_state)
 		pfree(pos.gtid_state);
 	return last_seq;
@@ -570,7 +570,7 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	first_seq = slot->batches[i].first_seq;
 	LWLockRelease(&slot->lock);
 	blpg_state_save(serverid, &pos);
-	blpg_history_acked(slot, server_name, first_seq, pa->last_seq);
+	blpg_history_acked(slot, serverid, first_seq, pa->last_seq);
 	/* an apply call acknowledges many batches: do not keep their states */
 	if (pos.gtid_state)
 		pfree(pos.gtid_state);

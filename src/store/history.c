@@ -29,6 +29,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -840,8 +841,10 @@ typedef struct acked_ddl
 } acked_ddl;
 
 void
-blpg_history_acked(blpg_slot *slot, const char *server_name, uint64 first_seq, uint64 last_seq)
+blpg_history_acked(blpg_slot *slot, Oid serverid, uint64 first_seq, uint64 last_seq)
 {
+	ForeignServer *server;
+	const char *server_name;
 	List	   *ddls = NIL;
 	uint64		off;
 	ListCell   *lc;
@@ -850,7 +853,8 @@ blpg_history_acked(blpg_slot *slot, const char *server_name, uint64 first_seq, u
 	if (blpg_tables_legacy())
 		return;					/* 0.1's tables until the update */
 	LWLockAcquire(&slot->lock, LW_SHARED);
-	off = blpg_ring_find(slot, slot->ack_off, first_seq);
+	/* from the first entry not acknowledged (part of a batch may be released early) */
+	off = slot->ack_off;
 	while (off < slot->put_off)
 	{
 		const blpg_entry *e = blpg_ring_entry(slot, off);
@@ -876,6 +880,11 @@ blpg_history_acked(blpg_slot *slot, const char *server_name, uint64 first_seq, u
 	LWLockRelease(&slot->lock);
 	if (ddls == NIL)
 		return;
+	/* its name now: blpg_state_save() holds the lock RENAME takes */
+	server = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+	if (server == NULL)
+		return;
+	server_name = server->servername;
 	defs = load_defs(server_name, CurrentMemoryContext);
 	foreach(lc, ddls)
 	{

@@ -757,7 +757,7 @@ extern const bl_schema_table *blpg_history_lookup(void *h, const char *schema,
 												  const char *table);
 
 /* Consumers: the rows of the DDL entries of changes first_seq..last_seq. */
-extern void blpg_history_acked(blpg_slot *slot, const char *server_name, uint64 first_seq,
+extern void blpg_history_acked(blpg_slot *slot, Oid serverid, uint64 first_seq,
 							   uint64 last_seq);
 /* A DDL entry's database and statement (UTF-8 text in the server encoding). */
 extern void blpg_entry_ddl_text(const blpg_entry_view *v, char **db, char **sql);

@@ -40,6 +40,13 @@ Cases:
                    partial row images on throwaway MariaDB instances:
                    defaults, updates of some columns, keys, BLOB/TEXT columns,
                    through apply() and continuous mode (cases_images.py)
+  schema-history-minimal, schema-history-nolog, schema-history-full
+                   binlog_row_metadata MINIMAL / NO_LOG (throwaway instances):
+                   a backlog across MODIFY ... AFTER, DROP + ADD, RENAME
+                   COLUMN lands in the right columns, also across a restart
+                   mid-history and from 'earliest'; a start before the DDL is
+                   refused; FULL: the event's names checked against the
+                   history (cases_history.py)
   geometry-bytea, geometry-postgis
                    GEOMETRY columns as EWKB bytea, and as PostGIS geometry
                    when the extension is in the target database

@@ -248,6 +248,8 @@ column_sql(ddl_ctx *c, const blpg_ddl_column *col, bool for_alter_type,
 	StringInfoData out;
 	char	   *def = NULL;
 
+	if (col->generated)
+		ddl_unsupported(c, psprintf("column \"%s\" is generated", col->name));
 	if (pgtype == NULL)
 		ddl_unsupported(c, psprintf("column \"%s\" has type %s, which has no mapping",
 									col->name, col->type));

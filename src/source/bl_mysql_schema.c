@@ -296,6 +296,14 @@ bl_schema_cache_destroy(bl_schema_cache *c)
 	free(c);
 }
 
+static bool
+system_schema(const char *s)
+{
+	return strcmp(s, "mysql") == 0 || strcmp(s, "information_schema") == 0 ||
+		strcmp(s, "performance_schema") == 0 || strcmp(s, "sys") == 0;
+}
+
+/* rows of (schema, table or NULL, charset or collation) */
 static int
 list_query(bl_schema_cache *c, const char *sql, bl_schema_table_fn fn, void *arg, bool tables,
 		   bl_error *err)
@@ -308,14 +316,14 @@ list_query(bl_schema_cache *c, const char *sql, bl_schema_table_fn fn, void *arg
 	while ((row = mysql_fetch_row(res)) != NULL)
 	{
 		char		cs[128];
-		const char *coll = row[2] ? row[2] : "";
-		size_t		n = strcspn(coll, "_");
+		const char *coll = row[tables ? 2 : 1] ? row[tables ? 2 : 1] : "";
+		size_t		n = tables ? strcspn(coll, "_") : strlen(coll);
 
 		/* TABLE_COLLATION: the charset is its prefix; SCHEMATA gives it */
-		if (!tables)
-			n = strlen(coll);
+		if (row[0] == NULL || system_schema(row[0]))
+			continue;
 		snprintf(cs, sizeof(cs), "%.*s", (int) (n < sizeof(cs) ? n : sizeof(cs) - 1), coll);
-		fn(arg, row[0] ? row[0] : "", row[1] ? row[1] : "", cs);
+		fn(arg, row[0], tables && row[1] ? row[1] : "", cs);
 	}
 	mysql_free_result(res);
 	return 0;
@@ -326,11 +334,8 @@ bl_schema_cache_list(bl_schema_cache *c, bl_schema_table_fn table_fn, bl_schema_
 					 void *arg, bl_error *err)
 {
 	if (list_query(c, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
-				   "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN "
-				   "('mysql', 'information_schema', 'performance_schema', 'sys')",
-				   table_fn, arg, true, err) != 0)
+				   "WHERE TABLE_TYPE = 'BASE TABLE'", table_fn, arg, true, err) != 0)
 		return -1;
-	return list_query(c, "SELECT SCHEMA_NAME, '', DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA "
-					  "WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')",
+	return list_query(c, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA",
 					  db_fn, arg, false, err);
 }

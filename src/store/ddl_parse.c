@@ -525,11 +525,14 @@ column_def(blpg_ddl *d, parser *p, char *name)
 			col->pk = true;
 			col->notnull = true;
 		}
-		else if (accept_kw(p, "generated") || accept_kw(p, "as"))
+		else if (accept_kw(p, "generated") || is_kw(p, "as"))
 		{
+			/* [GENERATED ALWAYS] AS (expr) [VIRTUAL | STORED]: a column of the rows all the same */
 			col->generated = true;
-			fail(d, psprintf("column \"%s\" is generated", name));
-			return NULL;
+			accept_kw(p, "always");
+			accept_kw(p, "as");
+			if (is_punct(p, "("))
+				skip_group(p);
 		}
 		else if (accept_kw(p, "character") || accept_kw(p, "charset"))
 		{

@@ -765,13 +765,21 @@ blpg_history_lookup(void *arg, const char *schema, const char *table)
 	if (!captured(h, schema, table))
 		return NULL;
 	d = find_def(h->defs, schema, table);
-	if (d == NULL || !d->exists || d->unknown)
+
+	/*
+	 * Never seen: not in information_schema when the history began and not
+	 * created since (had DDL touched it after the start, the start would
+	 * have been refused).  Its columns are positions (@1, @2, ...), as with
+	 * no provider.
+	 */
+	if (d == NULL)
+		return NULL;
+	if (!d->exists || d->unknown)
 	{
 		old = MemoryContextSwitchTo(h->cxt);
 		if (h->unknown_why)
 			pfree(h->unknown_why);
-		h->unknown_why = pstrdup(d == NULL ? "the schema history has no definition of it" :
-								 !d->exists ? "the schema history has it dropped at this position" :
+		h->unknown_why = pstrdup(!d->exists ? "the schema history has it dropped at this position" :
 								 d->unknown);
 		MemoryContextSwitchTo(old);
 		memset(&h->unknown_st, 0, sizeof(h->unknown_st));

@@ -652,7 +652,7 @@ typedef struct blpg_ddl_column
 	char	   *charset;		/* CHARACTER SET (or COLLATE's), or NULL */
 	bool		notnull;
 	bool		pk;				/* inline PRIMARY KEY */
-	bool		generated;
+	bool		generated;		/* AS (expr): in the rows, not translated by apply */
 	blpg_ddl_default def;
 	char	   *default_text;
 } blpg_ddl_column;

@@ -288,6 +288,7 @@ typedef struct bl_event
 			uint32_t	exec_time;
 			uint16_t	error_code;
 			uint16_t	charset_client;	/* collation ids, 0 if absent */
+			uint16_t	collation_server;
 			bl_str		db;
 			bl_str		sql;
 		}			query;

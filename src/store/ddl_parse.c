@@ -1088,6 +1088,7 @@ database_stmt(blpg_ddl *d, parser *p, blpg_ddl_kind kind)
 	{
 		accept_kw(p, "not");
 		accept_kw(p, "exists");
+		d->if_not_exists = true;
 	}
 	t = peek(p);
 	if (t->kind != T_WORD && t->kind != T_IDENT)

@@ -281,10 +281,12 @@ apply_alter(List **defs, const blpg_ddl *s, hdef *d)
  * (the worker's memory and the acknowledging transaction both call it).
  */
 static void
-apply_statement(List **defs, const char *db, const char *sql)
+apply_statement(List **defs, const char *db, const char *sql, uint16 server_collation)
 {
 	blpg_ddl   *s = blpg_ddl_parse(sql, db);
 	ListCell   *lc;
+	const bl_charset *server_cs = server_collation ? bl_charset_by_collation(server_collation) : NULL;
+	char	   *server_charset = server_cs ? pstrdup(bl_charset_name(server_cs)) : NULL;
 
 	if (s->temporary)
 		return;
@@ -304,7 +306,9 @@ apply_statement(List **defs, const char *db, const char *sql)
 				d->sc = NULL;
 				d->unknown = NULL;
 				d->cols = NIL;
-				d->charset = s->charset ? pstrdup(s->charset) : db_charset(*defs, s->db);
+				/* the table's, else its database's, else the server's (a database the history lacks) */
+				d->charset = s->charset ? pstrdup(s->charset) :
+					find_def(*defs, s->db, "") ? db_charset(*defs, s->db) : server_charset;
 				if (s->unsupported)
 				{
 					set_unknown(d, psprintf("CREATE TABLE not followed: %s", s->unsupported));
@@ -373,12 +377,16 @@ apply_statement(List **defs, const char *db, const char *sql)
 			break;
 		case BLPG_DDL_CREATE_DATABASE:
 		case BLPG_DDL_ALTER_DATABASE:
-			if (s->db && s->charset)
+			/* CREATE DATABASE without a charset takes the session's collation_server */
+			if (s->db && (s->charset || (s->kind == BLPG_DDL_CREATE_DATABASE && server_charset)))
 			{
-				hdef	   *d = get_def(defs, s->db, "");
+				hdef	   *d = find_def(*defs, s->db, "");
 
+				if (d && d->exists && s->kind == BLPG_DDL_CREATE_DATABASE && s->if_not_exists)
+					break;
+				d = get_def(defs, s->db, "");
 				d->exists = true;
-				d->charset = pstrdup(s->charset);
+				d->charset = pstrdup(s->charset ? s->charset : server_charset);
 				d->changed = true;
 			}
 			break;
@@ -685,11 +693,11 @@ blpg_history_seed(blpg_history *h, const char *schema, const char *table,
 }
 
 void
-blpg_history_advance(blpg_history *h, const char *db, const char *sql)
+blpg_history_advance(blpg_history *h, const char *db, const char *sql, uint16 server_collation)
 {
 	MemoryContext old = MemoryContextSwitchTo(h->cxt);
 
-	apply_statement(&h->defs, db, sql);
+	apply_statement(&h->defs, db, sql, server_collation);
 	MemoryContextSwitchTo(old);
 }
 
@@ -846,6 +854,7 @@ typedef struct acked_ddl
 	char	   *gtid;
 	char	   *db;
 	char	   *sql;
+	uint16		server_collation;
 } acked_ddl;
 
 void
@@ -882,6 +891,7 @@ blpg_history_acked(blpg_slot *slot, Oid serverid, uint64 first_seq, uint64 last_
 			a->pos = e->event_pos;
 			a->gtid = pnstrdup(v.gtid, e->gtid_len);
 			blpg_entry_ddl_text(&v, &a->db, &a->sql);
+			a->server_collation = e->ddl_server_collation;
 			ddls = lappend(ddls, a);
 		}
 	}
@@ -901,7 +911,7 @@ blpg_history_acked(blpg_slot *slot, Oid serverid, uint64 first_seq, uint64 last_
 
 		foreach(k, defs)
 			((hdef *) lfirst(k))->changed = false;
-		apply_statement(&defs, a->db, a->sql);
+		apply_statement(&defs, a->db, a->sql, a->server_collation);
 		foreach(k, defs)
 		{
 			hdef	   *d = lfirst(k);

@@ -687,6 +687,7 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 	entry_begin(s, BLPG_ENTRY_DDL, ev, &str);
 	e = (blpg_entry *) s->entry.data;
 	e->ddl_collation = ev->u.query.charset_client;
+	e->ddl_server_collation = ev->u.query.collation_server;
 	if (s->history)
 	{
 		blpg_entry_view v;
@@ -701,7 +702,7 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 		e->payload_len = (uint32) (sizeof(uint32) + ev->u.query.db.len + sql->len);
 		blpg_entry_view_init(&v, e);
 		blpg_entry_ddl_text(&v, &db, &text);
-		blpg_history_advance(s->history, db, text);
+		blpg_history_advance(s->history, db, text, e->ddl_server_collation);
 		return entry_put(s, 1);
 	}
 	/* the db the statement ran in, then the text */

@@ -304,7 +304,7 @@ typedef struct blpg_entry
 	uint32		gtid_state_len; /* COMMIT/DDL: state after; else before;
 								 * with gtid_state_known */
 	uint16		gtid_state_known;	/* 0: the GTID state is not known */
-	uint16		pad;
+	uint16		ddl_server_collation;	/* DDL: the session's collation_server */
 	uint32		payload_len;	/* ROWS: table map + rows event; DDL: text */
 	uint32		tablemap_len;	/* ROWS */
 	/* then: file, txn_file, gtid, gtid_state, schema, table, payload */
@@ -743,7 +743,8 @@ extern void blpg_history_seed(blpg_history *h, const char *schema, const char *t
 							  const bl_schema_table *def, const char *charset,
 							  const char *unknown, const blpg_position *at);
 /* A DDL statement the sink put into the ring (UTF-8). */
-extern void blpg_history_advance(blpg_history *h, const char *db, const char *sql);
+extern void blpg_history_advance(blpg_history *h, const char *db, const char *sql,
+								 uint16 server_collation);
 
 /*
  * A statement between a start position and the end of the binlog: true

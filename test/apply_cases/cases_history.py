@@ -83,6 +83,9 @@ def history_case(conn, metadata, iname, port):
         mx(m, 'INSERT INTO %s.t (id, a, b, c) VALUES (3, 1, 2, 3)' % db)
         mx(m, 'ALTER TABLE %s.t DROP COLUMN a, ADD COLUMN z INT' % db)
         mx(m, 'INSERT INTO %s.t (id, b, c, z) VALUES (4, 2, 3, 26)' % db)
+        # a text column added by DDL: its charset is the table's (NO_LOG carries none)
+        mx(m, 'ALTER TABLE %s.t ADD COLUMN v VARCHAR(20)' % db)
+        mx(m, "UPDATE %s.t SET v = 'grüße €' WHERE id = 4" % db)
         mx(m, 'UPDATE %s.t SET z = 9 WHERE id = 1' % db)
         # the worker restarts in the middle: the first DDL acknowledged, the rest not
         src.start()
@@ -100,7 +103,7 @@ def history_case(conn, metadata, iname, port):
         mx(m, 'UPDATE %s.t SET bb = 20 WHERE id = 2' % db)
         src.start()
         src.sync(m)
-        n = same(conn, m, db, ['id', 'bb', 'c', 'z'], 'after the backlog')
+        n = same(conn, m, db, ['id', 'bb', 'c', 'z', 'v'], 'after the backlog')
         check(n == 5, '%d rows, expected 5' % n)
         got = q(conn, 'SELECT id, bb, c, z FROM %s.t ORDER BY id' % db)
         check(got == [(1, 2, 3, 9), (2, 20, 3, None), (3, 2, 3, None), (4, 2, 3, 26), (5, 2, 3, 26)],
@@ -111,12 +114,12 @@ def history_case(conn, metadata, iname, port):
         check(seeded == 1, 'history of t has %r seed rows, expected 1' % seeded)
         ddl_rows = q1(conn, "SELECT count(*) FROM binlog_fdw.schema_history WHERE server_name = %s "
                             "AND source_table = 't' AND ddl IS NOT NULL", (name,))
-        check(ddl_rows == 3, 'history of t has %r DDL rows, expected 3' % ddl_rows)
+        check(ddl_rows == 4, 'history of t has %r DDL rows, expected 4' % ddl_rows)
         cols = q1(conn, "SELECT string_agg(c->>'name', ',') FROM (SELECT definition FROM "
                         "binlog_fdw.schema_history WHERE server_name = %s AND source_table = 't' "
                         "ORDER BY seq DESC LIMIT 1) h, jsonb_array_elements(h.definition->'columns') c",
                   (name,))
-        check(cols == 'id,c,bb,z', 'latest definition of t: %r' % cols)
+        check(cols == 'id,c,bb,z,v', 'latest definition of t: %r' % cols)
 
         # a start in the past across that DDL (not back to the CREATE) cannot be decoded: refused
         early = Source(conn, name + '_e', r'^%s\.' % db, port=port,
@@ -140,7 +143,7 @@ def history_case(conn, metadata, iname, port):
         early = earliest
         earliest.start()
         earliest.sync(m)
-        n = same(conn, m, db, ['id', 'bb', 'c', 'z'], "start 'earliest'")
+        n = same(conn, m, db, ['id', 'bb', 'c', 'z', 'v'], "start 'earliest'")
         check(n == 5, "start 'earliest': %d rows, expected 5" % n)
     finally:
         if not KEEP:

@@ -36,6 +36,9 @@
  * it with binlog_fdw.skip_change() (or fixes and retries).  Errors while a
  * translation runs name the MySQL statement and position too.
  *
+ * The statements are parsed by the store's DDL parser (src/store/ddl_parse.c,
+ * shared with the schema history); this file translates its result.
+ *
  * Identifiers are quoted on the PostgreSQL side with quote_identifier():
  * names with quotes, semicolons or spaces are applied as names, never as
  * SQL.
@@ -53,307 +56,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-/* ---- tokens ---- */
-
-typedef enum tok_kind
-{
-	T_END,
-	T_WORD,						/* keyword or bare identifier */
-	T_IDENT,					/* `quoted identifier` */
-	T_STRING,					/* 'string' or "string" */
-	T_NUMBER,
-	T_PUNCT						/* ( ) , . ; = and others */
-} tok_kind;
-
-typedef struct token
-{
-	tok_kind	kind;
-	char	   *text;			/* unquoted value */
-	const char *start;			/* in the statement */
-	const char *end;
-} token;
-
-typedef struct parser
-{
-	token	   *toks;
-	int			ntoks;
-	int			pos;
-	const char *sql;
-} parser;
-
-static void
-add_token(List **l, tok_kind kind, char *text, const char *start, const char *end)
-{
-	token	   *t = palloc(sizeof(token));
-
-	t->kind = kind;
-	t->text = text;
-	t->start = start;
-	t->end = end;
-	*l = lappend(*l, t);
-}
-
-/* Split a MySQL statement into tokens; version comments are kept. */
-static void
-tokenize(parser *p, const char *sql)
-{
-	List	   *l = NIL;
-	const char *s = sql;
-	ListCell   *lc;
-	int			i = 0;
-
-	while (*s)
-	{
-		if (isspace((unsigned char) *s))
-		{
-			s++;
-			continue;
-		}
-		if (s[0] == '/' && s[1] == '*')
-		{
-			if (s[2] == '!')
-			{
-				/* version comment: its contents count */
-				s += 3;
-				while (isdigit((unsigned char) *s))
-					s++;
-				continue;
-			}
-			s = strstr(s + 2, "*/");
-			s = s ? s + 2 : sql + strlen(sql);
-			continue;
-		}
-		if (s[0] == '*' && s[1] == '/')
-		{
-			s += 2;				/* end of a version comment */
-			continue;
-		}
-		if ((s[0] == '-' && s[1] == '-' && (s[2] == ' ' || s[2] == '\t' || s[2] == '\0')) || s[0] == '#')
-		{
-			while (*s && *s != '\n')
-				s++;
-			continue;
-		}
-		if (*s == '`')
-		{
-			StringInfoData b;
-			const char *start = s;
-
-			initStringInfo(&b);
-			s++;
-			while (*s)
-			{
-				if (*s == '`' && s[1] == '`')
-				{
-					appendStringInfoChar(&b, '`');
-					s += 2;
-				}
-				else if (*s == '`')
-				{
-					s++;
-					break;
-				}
-				else
-					appendStringInfoChar(&b, *s++);
-			}
-			add_token(&l, T_IDENT, b.data, start, s);
-			continue;
-		}
-		if (*s == '\'' || *s == '"')
-		{
-			char		q = *s;
-			StringInfoData b;
-			const char *start = s;
-
-			initStringInfo(&b);
-			s++;
-			while (*s)
-			{
-				if (*s == '\\' && s[1])
-				{
-					char		c = s[1];
-
-					appendStringInfoChar(&b, c == 'n' ? '\n' : c == 't' ? '\t' :
-										 c == '0' ? '\0' : c == 'r' ? '\r' : c);
-					s += 2;
-				}
-				else if (*s == q && s[1] == q)
-				{
-					appendStringInfoChar(&b, q);
-					s += 2;
-				}
-				else if (*s == q)
-				{
-					s++;
-					break;
-				}
-				else
-					appendStringInfoChar(&b, *s++);
-			}
-			add_token(&l, T_STRING, b.data, start, s);
-			continue;
-		}
-		if (isdigit((unsigned char) *s) || (*s == '-' && isdigit((unsigned char) s[1])) ||
-			(*s == '.' && isdigit((unsigned char) s[1])))
-		{
-			const char *start = s;
-
-			s++;
-			while (isalnum((unsigned char) *s) || *s == '.' ||
-				   ((*s == '-' || *s == '+') && (s[-1] == 'e' || s[-1] == 'E')))
-				s++;
-			add_token(&l, T_NUMBER, pnstrdup(start, s - start), start, s);
-			continue;
-		}
-		if (isalpha((unsigned char) *s) || *s == '_' || *s == '$' || (unsigned char) *s >= 0x80)
-		{
-			const char *start = s;
-
-			while (isalnum((unsigned char) *s) || *s == '_' || *s == '$' || (unsigned char) *s >= 0x80)
-				s++;
-			add_token(&l, T_WORD, pnstrdup(start, s - start), start, s);
-			continue;
-		}
-		add_token(&l, T_PUNCT, pnstrdup(s, 1), s, s + 1);
-		s++;
-	}
-	p->sql = sql;
-	p->ntoks = list_length(l);
-	p->toks = palloc(sizeof(token) * (p->ntoks + 1));
-	foreach(lc, l)
-		p->toks[i++] = *(token *) lfirst(lc);
-	p->toks[i].kind = T_END;
-	p->toks[i].text = "";
-	p->toks[i].start = p->toks[i].end = sql + strlen(sql);
-	p->pos = 0;
-}
-
-static token *
-peek(parser *p)
-{
-	return &p->toks[p->pos];
-}
-
-static token *
-next(parser *p)
-{
-	token	   *t = &p->toks[p->pos];
-
-	if (t->kind != T_END)
-		p->pos++;
-	return t;
-}
-
-/* Is the next token the keyword kw (case-insensitive, unquoted)? */
-static bool
-is_kw(parser *p, const char *kw)
-{
-	token	   *t = peek(p);
-
-	return t->kind == T_WORD && pg_strcasecmp(t->text, kw) == 0;
-}
-
-static bool
-accept_kw(parser *p, const char *kw)
-{
-	if (!is_kw(p, kw))
-		return false;
-	p->pos++;
-	return true;
-}
-
-static bool
-accept_punct(parser *p, const char *c)
-{
-	token	   *t = peek(p);
-
-	if (t->kind == T_PUNCT && strcmp(t->text, c) == 0)
-	{
-		p->pos++;
-		return true;
-	}
-	return false;
-}
-
-static bool
-is_punct(parser *p, const char *c)
-{
-	token	   *t = peek(p);
-
-	return t->kind == T_PUNCT && strcmp(t->text, c) == 0;
-}
-
-/* An identifier: quoted, or a bare word. */
-static char *
-ident(parser *p)
-{
-	token	   *t = peek(p);
-
-	if (t->kind == T_IDENT || t->kind == T_WORD)
-	{
-		p->pos++;
-		return t->text;
-	}
-	return NULL;
-}
-
-/* [db.]name; db defaults to the statement's database. */
-static bool
-table_name(parser *p, const char *default_db, char **db, char **name)
-{
-	char	   *a = ident(p);
-
-	if (a == NULL)
-		return false;
-	if (accept_punct(p, "."))
-	{
-		char	   *b = ident(p);
-
-		if (b == NULL)
-			return false;
-		*db = a;
-		*name = b;
-	}
-	else
-	{
-		*db = (char *) default_db;
-		*name = a;
-	}
-	return true;
-}
-
-/* Skip a balanced (...) group; the opening parenthesis is next. */
-static void
-skip_group(parser *p)
-{
-	int			depth = 0;
-
-	do
-	{
-		token	   *t = next(p);
-
-		if (t->kind == T_END)
-			return;
-		if (t->kind == T_PUNCT && strcmp(t->text, "(") == 0)
-			depth++;
-		else if (t->kind == T_PUNCT && strcmp(t->text, ")") == 0)
-			depth--;
-	} while (depth > 0);
-}
-
-/* Skip to the next top-level comma or closing parenthesis or end. */
-static void
-skip_to_comma(parser *p)
-{
-	while (peek(p)->kind != T_END && !is_punct(p, ",") && !is_punct(p, ")"))
-	{
-		if (is_punct(p, "("))
-			skip_group(p);
-		else
-			next(p);
-	}
-}
-
 /* ---- context ---- */
 
 typedef struct ddl_ctx
@@ -367,7 +69,6 @@ typedef struct ddl_ctx
 	List	   *commands;		/* PostgreSQL statements to run */
 	bool		touched;		/* some statement is about a synced table */
 	const char *running;		/* the PostgreSQL statement being run */
-	char	   *mysql_type;		/* type of the last column_def() */
 	bool		in_copy;		/* synced_table(): false as the statement is
 								 * in the table's copy */
 } ddl_ctx;
@@ -549,209 +250,81 @@ synced_table(ddl_ctx *c, const char *db, const char *name, char **qualified)
 }
 
 /*
- * A column definition: name type [attributes] -> "name pgtype [NOT NULL]
- * [DEFAULT ...]"; *pk set for an inline PRIMARY KEY.
+ * A parsed column definition as PostgreSQL: "name pgtype [DEFAULT ...]
+ * [NOT NULL]" (only "name pgtype" for_alter_type).
  */
 static char *
-column_def(ddl_ctx *c, parser *p, const char *col, bool *pk, bool for_alter_type,
-		   char **pgtype_out, char **default_out, bool *notnull_out)
+column_sql(ddl_ctx *c, const blpg_ddl_column *col, bool for_alter_type,
+		   const char **pgtype_out, char **default_out)
 {
-	token	   *tt = next(p);
-	StringInfoData type;
-	const char *pgtype;
+	const char *pgtype = blpg_map_type(col->type, c->opts);
 	StringInfoData out;
-	bool		notnull = false;
 	char	   *def = NULL;
 
-	if (tt->kind != T_WORD)
-		ddl_unsupported(c, psprintf("column \"%s\" has no type", col));
-	initStringInfo(&type);
-	appendStringInfoString(&type, tt->text);
-	if (is_punct(p, "("))
-	{
-		const char *start = peek(p)->start;
-
-		skip_group(p);
-		appendBinaryStringInfo(&type, start, p->toks[p->pos - 1].end - start);
-	}
-	while (is_kw(p, "unsigned") || is_kw(p, "signed") || is_kw(p, "zerofill") ||
-		   is_kw(p, "precision") || is_kw(p, "varying"))
-		appendStringInfo(&type, " %s", next(p)->text);
-	c->mysql_type = type.data;
-	pgtype = blpg_map_type(type.data, c->opts);
+	if (col->generated)
+		ddl_unsupported(c, psprintf("column \"%s\" is generated", col->name));
 	if (pgtype == NULL)
-		ddl_unsupported(c, psprintf("column \"%s\" has type %s, which has no mapping", col, type.data));
-
-	while (peek(p)->kind != T_END && !is_punct(p, ",") && !is_punct(p, ")"))
-	{
-		if (accept_kw(p, "not"))
-		{
-			if (accept_kw(p, "null"))
-				notnull = true;
-		}
-		else if (accept_kw(p, "null"))
-			notnull = false;
-		else if (accept_kw(p, "default"))
-		{
-			token	   *d = next(p);
-
-			if (d->kind == T_STRING)
-				def = quote_literal_cstr(d->text);
-			else if (d->kind == T_NUMBER)
-				def = d->text;
-			else if (d->kind == T_WORD && (pg_strcasecmp(d->text, "current_timestamp") == 0 ||
-										   pg_strcasecmp(d->text, "now") == 0))
-			{
-				def = "now()";
-				if (is_punct(p, "("))
-					skip_group(p);
-			}
-			else if (d->kind == T_WORD && pg_strcasecmp(d->text, "null") == 0)
-				def = NULL;
-			else if (d->kind == T_PUNCT && strcmp(d->text, "(") == 0)
-			{
-				/* an expression default: not carried over */
-				p->pos--;
-				skip_group(p);
-			}
-		}
-		else if (accept_kw(p, "primary"))
-		{
-			accept_kw(p, "key");
-			*pk = true;
-			notnull = true;
-		}
-		else if (accept_kw(p, "generated") || accept_kw(p, "as"))
-			ddl_unsupported(c, psprintf("column \"%s\" is generated", col));
-		else if (accept_kw(p, "character") || accept_kw(p, "charset") || accept_kw(p, "collate") ||
-				 accept_kw(p, "comment"))
-		{
-			accept_kw(p, "set");
-			next(p);
-		}
-		else if (accept_kw(p, "on"))
-		{
-			accept_kw(p, "update");
-			next(p);
-			if (is_punct(p, "("))
-				skip_group(p);
-		}
-		else if (is_punct(p, "("))
-			skip_group(p);
-		else
-			next(p);			/* AUTO_INCREMENT, UNIQUE, KEY, INVISIBLE, ... */
-	}
+		ddl_unsupported(c, psprintf("column \"%s\" has type %s, which has no mapping",
+									col->name, col->type));
+	if (col->def == BLPG_DEF_STRING)
+		def = quote_literal_cstr(col->default_text);
+	else if (col->def == BLPG_DEF_NUMBER)
+		def = col->default_text;
+	else if (col->def == BLPG_DEF_NOW)
+		def = "now()";
 	/* an old default may not fit the new type: types come first */
 	if (def && strcmp(pgtype, "boolean") == 0)
 		def = psprintf("(%s)::integer::boolean", def);
 	if (pgtype_out)
-		*pgtype_out = (char *) pgtype;
+		*pgtype_out = pgtype;
 	if (default_out)
 		*default_out = def;
-	if (notnull_out)
-		*notnull_out = notnull;
 	initStringInfo(&out);
-	appendStringInfo(&out, "%s %s", quote_identifier(col), pgtype);
+	appendStringInfo(&out, "%s %s", quote_identifier(col->name), pgtype);
 	if (!for_alter_type)
 	{
 		if (def)
 			appendStringInfo(&out, " DEFAULT %s", def);
-		if (notnull)
+		if (col->notnull)
 			appendStringInfoString(&out, " NOT NULL");
 	}
 	return out.data;
 }
 
 static void
-create_table(ddl_ctx *c, parser *p)
+create_table(ddl_ctx *c, const blpg_ddl *d)
 {
-	bool		if_not_exists = false;
-	char	   *db,
-			   *name;
 	const char *schema;
 	StringInfoData sql;
-	List	   *pk = NIL;
 	bool		first = true;
 	char	   *existing;
+	ListCell   *lc;
 
-	if (accept_kw(p, "if"))
-	{
-		accept_kw(p, "not");
-		accept_kw(p, "exists");
-		if_not_exists = true;
-	}
-	if (!table_name(p, c->db, &db, &name))
-		ddl_unsupported(c, "no table name");
-	schema = pg_schema(c, db);
+	if (d->name == NULL)
+		ddl_unsupported(c, d->unsupported);
+	schema = pg_schema(c, d->db);
 	if (!OidIsValid(get_namespace_oid(schema, true)))
 		return;					/* a database that is not synced */
-	if (synced_table(c, db, name, &existing) || c->in_copy)
-	{
-		if (if_not_exists)
-			return;
-		/* the target exists already (created by a snapshot): fine */
-		return;
-	}
-	if (accept_kw(p, "like") || !is_punct(p, "("))
-		ddl_unsupported(c, "CREATE TABLE ... LIKE and CREATE TABLE ... SELECT are not translated");
+	if (synced_table(c, d->db, d->name, &existing) || c->in_copy)
+		return;					/* exists already (IF NOT EXISTS, or a snapshot made
+								 * it), or the statement is in a load's copy */
+	if (d->unsupported)
+		ddl_unsupported(c, d->unsupported);
 	c->touched = true;
-	accept_punct(p, "(");
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s.%s (", quote_identifier(schema), quote_identifier(name));
-	while (peek(p)->kind != T_END && !is_punct(p, ")"))
+	appendStringInfo(&sql, "CREATE TABLE %s.%s (", quote_identifier(schema), quote_identifier(d->name));
+	foreach(lc, d->columns)
 	{
-		if (accept_kw(p, "primary"))
-		{
-			accept_kw(p, "key");
-			if (is_kw(p, "using"))
-			{
-				next(p);
-				next(p);
-			}
-			if (accept_punct(p, "("))
-			{
-				while (!is_punct(p, ")") && peek(p)->kind != T_END)
-				{
-					char	   *col = ident(p);
-
-					if (col)
-						pk = lappend(pk, col);
-					if (is_punct(p, "("))
-						skip_group(p);	/* prefix length */
-					accept_kw(p, "asc");
-					accept_kw(p, "desc");
-					accept_punct(p, ",");
-				}
-				accept_punct(p, ")");
-			}
-			skip_to_comma(p);
-		}
-		else if (is_kw(p, "key") || is_kw(p, "index") || is_kw(p, "unique") ||
-				 is_kw(p, "constraint") || is_kw(p, "foreign") || is_kw(p, "fulltext") ||
-				 is_kw(p, "spatial") || is_kw(p, "check") || is_kw(p, "period"))
-			skip_to_comma(p);	/* indexes and constraints are not data */
-		else
-		{
-			char	   *col = ident(p);
-			bool		inline_pk = false;
-
-			if (col == NULL)
-				ddl_unsupported(c, "a column definition could not be read");
-			appendStringInfo(&sql, "%s%s", first ? "" : ", ",
-							 column_def(c, p, col, &inline_pk, false, NULL, NULL, NULL));
-			first = false;
-			if (inline_pk)
-				pk = lappend(pk, col);
-		}
-		accept_punct(p, ",");
+		appendStringInfo(&sql, "%s%s", first ? "" : ", ",
+						 column_sql(c, lfirst(lc), false, NULL, NULL));
+		first = false;
 	}
-	if (pk != NIL)
+	if (d->pk != NIL)
 	{
-		ListCell   *lc;
 		bool		f = true;
 
 		appendStringInfoString(&sql, ", PRIMARY KEY (");
-		foreach(lc, pk)
+		foreach(lc, d->pk)
 		{
 			appendStringInfo(&sql, "%s%s", f ? "" : ", ", quote_identifier(lfirst(lc)));
 			f = false;
@@ -763,24 +336,23 @@ create_table(ddl_ctx *c, parser *p)
 }
 
 static void
-drop_table(ddl_ctx *c, parser *p)
+drop_table(ddl_ctx *c, const blpg_ddl *d)
 {
-	if (accept_kw(p, "if"))
-		accept_kw(p, "exists");
-	do
-	{
-		char	   *db,
-				   *name,
-				   *q;
+	ListCell   *lc;
 
-		if (!table_name(p, c->db, &db, &name))
-			ddl_unsupported(c, "no table name");
-		if (synced_table(c, db, name, &q))
+	foreach(lc, d->tables)
+	{
+		blpg_ddl_table_ref *r = lfirst(lc);
+		char	   *q;
+
+		if (synced_table(c, r->db, r->name, &q))
 		{
 			c->touched = true;
 			c->commands = lappend(c->commands, psprintf("DROP TABLE %s", q));
 		}
-	} while (accept_punct(p, ","));
+	}
+	if (d->unsupported)
+		ddl_unsupported(c, d->unsupported);
 }
 
 /*
@@ -851,33 +423,28 @@ rename_one(ddl_ctx *c, const char *db, const char *name, const char *ndb, const 
 }
 
 static void
-rename_table(ddl_ctx *c, parser *p)
+rename_table(ddl_ctx *c, const blpg_ddl *d)
 {
-	do
-	{
-		char	   *db,
-				   *name,
-				   *ndb,
-				   *nname;
+	ListCell   *lc;
 
-		if (!table_name(p, c->db, &db, &name) || !accept_kw(p, "to") ||
-			!table_name(p, c->db, &ndb, &nname))
-			ddl_unsupported(c, "RENAME TABLE could not be read");
-		rename_one(c, db, name, ndb, nname);
-	} while (accept_punct(p, ","));
+	foreach(lc, d->tables)
+	{
+		blpg_ddl_table_ref *r = lfirst(lc);
+
+		rename_one(c, r->db, r->name, r->new_db, r->new_name);
+	}
+	if (d->unsupported)
+		ddl_unsupported(c, d->unsupported);
 }
 
 static void
-truncate_table(ddl_ctx *c, parser *p)
+truncate_table(ddl_ctx *c, const blpg_ddl *d)
 {
-	char	   *db,
-			   *name,
-			   *q;
+	char	   *q;
 
-	accept_kw(p, "table");
-	if (!table_name(p, c->db, &db, &name))
-		ddl_unsupported(c, "no table name");
-	if (synced_table(c, db, name, &q))
+	if (d->name == NULL)
+		ddl_unsupported(c, d->unsupported);
+	if (synced_table(c, d->db, d->name, &q))
 	{
 		c->touched = true;
 		c->commands = lappend(c->commands, psprintf("TRUNCATE %s", q));
@@ -889,19 +456,15 @@ truncate_table(ddl_ctx *c, parser *p)
  * rows already there get when it is added (NULL: none that fits).
  */
 static char *
-implicit_default(ddl_ctx *c, const char *pgtype)
+implicit_default(ddl_ctx *c, const blpg_ddl_column *col, const char *pgtype)
 {
-	const char *t = c->mysql_type ? c->mysql_type : "";
+	const char *t = col->type;
 
 	if (pg_strncasecmp(t, "enum", 4) == 0)
 	{
 		/* the first member */
-		parser		ep;
-
-		tokenize(&ep, t);
-		next(&ep);
-		if (accept_punct(&ep, "(") && peek(&ep)->kind == T_STRING)
-			return quote_literal_cstr(peek(&ep)->text);
+		if (col->members != NIL)
+			return quote_literal_cstr(linitial(col->members));
 		return NULL;
 	}
 	if (strcmp(pgtype, "smallint") == 0 || strcmp(pgtype, "integer") == 0 ||
@@ -943,323 +506,128 @@ implicit_default(ddl_ctx *c, const char *pgtype)
 
 /* ADD [COLUMN] name type ...: rows already there get MySQL's value */
 static void
-add_column(ddl_ctx *c, parser *p, const char *q, bool if_not_exists)
+add_column(ddl_ctx *c, const blpg_ddl_clause *cl, const char *q)
 {
-	char	   *col = ident(p);
-	bool		pk = false;
-	char	   *pgtype,
-			   *def,
+	const blpg_ddl_column *col = cl->column;
+	const char *pgtype;
+	char	   *def,
 			   *sql,
 			   *implicit;
-	bool		notnull;
 
-	if (col == NULL)
-		ddl_unsupported(c, "ADD COLUMN could not be read");
-	sql = column_def(c, p, col, &pk, false, &pgtype, &def, &notnull);
-	implicit = notnull && def == NULL ? implicit_default(c, pgtype) : NULL;
+	sql = column_sql(c, col, false, &pgtype, &def);
+	implicit = col->notnull && def == NULL ? implicit_default(c, col, pgtype) : NULL;
 	c->commands = lappend(c->commands,
 						  psprintf("ALTER TABLE %s ADD COLUMN %s%s%s%s", q,
-								   if_not_exists ? "IF NOT EXISTS " : "", sql,
+								   cl->if_exists ? "IF NOT EXISTS " : "", sql,
 								   implicit ? " DEFAULT " : "", implicit ? implicit : ""));
 	if (implicit)
 		c->commands = lappend(c->commands,
 							  psprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT", q,
-									   quote_identifier(col)));
-}
-
-/* Skip to the end of the statement. */
-static void
-skip_to_end(parser *p)
-{
-	while (peek(p)->kind != T_END)
-		next(p);
-}
-
-/*
- * Partition clauses of ALTER TABLE (always its last clause).  Those that
- * only move rows between partitions of the table change no data and are
- * ignored; those that remove or bring rows without rows events stop apply.
- * Returns true if the clause was one.
- */
-static bool
-partition_clause(ddl_ctx *c, parser *p)
-{
-	static const char *const harmless[] = {"add", "reorganize", "coalesce", "analyze", "check",
-	"optimize", "rebuild", "repair", NULL};
-	int			start = p->pos;
-
-	if (accept_kw(p, "partition"))
-	{
-		if (accept_kw(p, "by"))
-		{
-			skip_to_end(p);		/* PARTITION BY ...: the rows stay */
-			return true;
-		}
-		p->pos = start;
-		return false;
-	}
-	if (accept_kw(p, "remove"))
-	{
-		if (accept_kw(p, "partitioning"))
-			return true;
-		p->pos = start;
-		return false;
-	}
-	if (accept_kw(p, "drop") || accept_kw(p, "truncate"))
-	{
-		if (accept_kw(p, "partition"))
-			ddl_unsupported(c, psprintf("%s PARTITION removes rows from the table without rows events, so the target would keep them",
-										pg_strcasecmp(p->toks[start].text, "drop") == 0 ? "DROP" : "TRUNCATE"));
-		p->pos = start;
-		return false;
-	}
-	if (accept_kw(p, "exchange"))
-	{
-		if (accept_kw(p, "partition"))
-			ddl_unsupported(c, "EXCHANGE PARTITION swaps rows between tables without rows events");
-		p->pos = start;
-		return false;
-	}
-	if (accept_kw(p, "convert"))
-	{
-		if (accept_kw(p, "partition") || accept_kw(p, "table"))
-			ddl_unsupported(c, "CONVERT PARTITION/TABLE moves rows between tables without rows events");
-		p->pos = start;
-		return false;
-	}
-	if (accept_kw(p, "discard") || accept_kw(p, "import"))
-	{
-		if (is_kw(p, "partition") || is_kw(p, "tablespace"))
-			ddl_unsupported(c, "DISCARD/IMPORT TABLESPACE removes or brings rows without rows events");
-		p->pos = start;
-		return false;
-	}
-	for (int i = 0; harmless[i]; i++)
-		if (accept_kw(p, harmless[i]))
-		{
-			if (accept_kw(p, "partition"))
-			{
-				skip_to_end(p);
-				return true;
-			}
-			p->pos = start;
-			return false;
-		}
-	return false;
+									   quote_identifier(col->name)));
 }
 
 static void
-alter_table(ddl_ctx *c, parser *p)
+alter_table(ddl_ctx *c, const blpg_ddl *d)
 {
-	char	   *db,
-			   *name,
-			   *q;
+	char	   *q;
+	ListCell   *lc;
 
-	if (!table_name(p, c->db, &db, &name))
-		ddl_unsupported(c, "no table name");
-	if (!synced_table(c, db, name, &q))
+	if (d->name == NULL)
+		ddl_unsupported(c, d->unsupported);
+	if (!synced_table(c, d->db, d->name, &q))
 		return;
 	c->touched = true;
-	do
+	foreach(lc, d->clauses)
 	{
-		bool		if_not_exists = false;
+		const blpg_ddl_clause *cl = lfirst(lc);
 
-		if (partition_clause(c, p))
-			break;				/* partition clauses come last */
-		if (accept_kw(p, "add"))
+		switch (cl->kind)
 		{
-			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "unique") || is_kw(p, "constraint") ||
-				is_kw(p, "primary") || is_kw(p, "foreign") || is_kw(p, "fulltext") ||
-				is_kw(p, "spatial") || is_kw(p, "check"))
-			{
-				skip_to_comma(p);
-				continue;
-			}
-			accept_kw(p, "column");
-			if (accept_kw(p, "if"))
-			{
-				accept_kw(p, "not");
-				accept_kw(p, "exists");
-				if_not_exists = true;
-			}
-			if (accept_punct(p, "("))
-			{
-				do
-					add_column(c, p, q, if_not_exists);
-				while (accept_punct(p, ","));
-				accept_punct(p, ")");
-			}
-			else
-			{
-				add_column(c, p, q, if_not_exists);
-				accept_kw(p, "first");
-				if (accept_kw(p, "after"))
-					ident(p);
-			}
-		}
-		else if (accept_kw(p, "drop"))
-		{
-			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "primary") || is_kw(p, "foreign") ||
-				is_kw(p, "constraint") || is_kw(p, "check"))
-			{
-				skip_to_comma(p);
-				continue;
-			}
-			accept_kw(p, "column");
-			{
-				bool		if_exists = accept_kw(p, "if") && accept_kw(p, "exists");
-				char	   *col = ident(p);
-
-				if (col == NULL)
-					ddl_unsupported(c, "DROP COLUMN could not be read");
+			case BLPG_ALTER_ADD_COLUMN:
+				add_column(c, cl, q);
+				break;
+			case BLPG_ALTER_DROP_COLUMN:
 				c->commands = lappend(c->commands,
 									  psprintf("ALTER TABLE %s DROP COLUMN %s%s", q,
-											   if_exists ? "IF EXISTS " : "", quote_identifier(col)));
-			}
-		}
-		else if (accept_kw(p, "modify") || is_kw(p, "change"))
-		{
-			bool		change = accept_kw(p, "change");
-			char	   *col,
-					   *newcol;
-			bool		pk = false;
-			char	   *pgtype,
-					   *def;
-			bool		notnull;
-
-			accept_kw(p, "column");
-			col = ident(p);
-			newcol = change ? ident(p) : col;
-			if (col == NULL || newcol == NULL)
-				ddl_unsupported(c, "MODIFY/CHANGE COLUMN could not be read");
-			(void) column_def(c, p, newcol, &pk, true, &pgtype, &def, &notnull);
-			if (strcmp(col, newcol) != 0)
-				c->commands = lappend(c->commands,
-									  psprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", q,
-											   quote_identifier(col), quote_identifier(newcol)));
-			c->commands = lappend(c->commands,
-								  psprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT, "
-										   "ALTER COLUMN %s TYPE %s USING %s::text::%s",
-										   q, quote_identifier(newcol), quote_identifier(newcol),
-										   pgtype, quote_identifier(newcol), pgtype));
-			c->commands = lappend(c->commands,
-								  psprintf("ALTER TABLE %s ALTER COLUMN %s %s NOT NULL", q,
-										   quote_identifier(newcol), notnull ? "SET" : "DROP"));
-			if (def)
-				c->commands = lappend(c->commands,
-									  psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", q,
-											   quote_identifier(newcol), def));
-			accept_kw(p, "first");
-			if (accept_kw(p, "after"))
-				ident(p);
-		}
-		else if (accept_kw(p, "rename"))
-		{
-			if (accept_kw(p, "column"))
-			{
-				char	   *a = ident(p);
-				char	   *b;
-
-				if (!accept_kw(p, "to") || a == NULL || (b = ident(p)) == NULL)
-					ddl_unsupported(c, "RENAME COLUMN could not be read");
-				c->commands = lappend(c->commands,
-									  psprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", q,
-											   quote_identifier(a), quote_identifier(b)));
-			}
-			else if (is_kw(p, "index") || is_kw(p, "key"))
-				skip_to_comma(p);
-			else
-			{
-				char	   *ndb,
-						   *nname;
-
-				if (!accept_kw(p, "to"))
-					accept_kw(p, "as");
-				if (!table_name(p, c->db, &ndb, &nname))
-					ddl_unsupported(c, "RENAME could not be read");
-				rename_one(c, db, name, ndb, nname);
-			}
-		}
-		else if (accept_kw(p, "alter"))
-		{
-			char	   *col;
-
-			accept_kw(p, "column");
-			col = ident(p);
-			if (col == NULL)
-				ddl_unsupported(c, "ALTER COLUMN could not be read");
-			if (accept_kw(p, "set"))
-			{
-				token	   *d;
-
-				if (!accept_kw(p, "default"))
+											   cl->if_exists ? "IF EXISTS " : "",
+											   quote_identifier(cl->name)));
+				break;
+			case BLPG_ALTER_MODIFY_COLUMN:
 				{
-					/* SET VISIBLE / INVISIBLE: no effect on the data */
-					next(p);
-					continue;
+					const char *newcol = cl->column->name;
+					const char *pgtype;
+					char	   *def;
+
+					(void) column_sql(c, cl->column, true, &pgtype, &def);
+					if (strcmp(cl->name, newcol) != 0)
+						c->commands = lappend(c->commands,
+											  psprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", q,
+													   quote_identifier(cl->name),
+													   quote_identifier(newcol)));
+					c->commands = lappend(c->commands,
+										  psprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT, "
+												   "ALTER COLUMN %s TYPE %s USING %s::text::%s",
+												   q, quote_identifier(newcol), quote_identifier(newcol),
+												   pgtype, quote_identifier(newcol), pgtype));
+					c->commands = lappend(c->commands,
+										  psprintf("ALTER TABLE %s ALTER COLUMN %s %s NOT NULL", q,
+												   quote_identifier(newcol),
+												   cl->column->notnull ? "SET" : "DROP"));
+					if (def)
+						c->commands = lappend(c->commands,
+											  psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", q,
+													   quote_identifier(newcol), def));
 				}
-				d = next(p);
-				if (d->kind == T_STRING || d->kind == T_NUMBER)
+				break;
+			case BLPG_ALTER_RENAME_COLUMN:
+				c->commands = lappend(c->commands,
+									  psprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", q,
+											   quote_identifier(cl->name),
+											   quote_identifier(cl->new_name)));
+				break;
+			case BLPG_ALTER_SET_DEFAULT:
+				if (cl->column->def == BLPG_DEF_STRING || cl->column->def == BLPG_DEF_NUMBER)
 					c->commands = lappend(c->commands,
 										  psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", q,
-												   quote_identifier(col),
-												   d->kind == T_STRING ? quote_literal_cstr(d->text) : d->text));
-			}
-			else if (accept_kw(p, "drop"))
-			{
-				accept_kw(p, "default");
+												   quote_identifier(cl->name),
+												   cl->column->def == BLPG_DEF_STRING ?
+												   quote_literal_cstr(cl->column->default_text) :
+												   cl->column->default_text));
+				break;
+			case BLPG_ALTER_DROP_DEFAULT:
 				c->commands = lappend(c->commands,
 									  psprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT", q,
-											   quote_identifier(col)));
-			}
-			else
-				skip_to_comma(p);
+											   quote_identifier(cl->name)));
+				break;
+			case BLPG_ALTER_RENAME_TABLE:
+				rename_one(c, d->db, d->name, cl->new_db, cl->new_name);
+				break;
+			case BLPG_ALTER_CHARSET:
+			case BLPG_ALTER_IGNORED:
+				break;			/* the text is the same; no effect on the data */
+			case BLPG_ALTER_UNSUPPORTED:
+				ddl_unsupported(c, cl->unsupported);
+				break;
 		}
-		else if (is_kw(p, "engine") || is_kw(p, "auto_increment") || is_kw(p, "comment") ||
-				 is_kw(p, "default") || is_kw(p, "character") || is_kw(p, "charset") ||
-				 is_kw(p, "collate") || is_kw(p, "algorithm") || is_kw(p, "lock") ||
-				 is_kw(p, "row_format") || is_kw(p, "force") || is_kw(p, "key_block_size") ||
-				 is_kw(p, "enable") || is_kw(p, "disable") || is_kw(p, "order"))
-			skip_to_comma(p);	/* table options: no effect on the data */
-		else if (is_kw(p, "convert"))
-			skip_to_comma(p);	/* charset conversion: the text is the same */
-		else
-			ddl_unsupported(c, psprintf("ALTER TABLE clause \"%s\" is not translated",
-										peek(p)->kind == T_END ? "" : peek(p)->text));
-	} while (accept_punct(p, ","));
+	}
 }
 
 static void
-create_database(ddl_ctx *c, parser *p)
+create_database(ddl_ctx *c, const blpg_ddl *d)
 {
-	token	   *t;
-
-	if (accept_kw(p, "if"))
-	{
-		accept_kw(p, "not");
-		accept_kw(p, "exists");
-	}
-	t = next(p);
-	if (t->kind != T_WORD && t->kind != T_IDENT)
-		ddl_unsupported(c, "no database name");
+	if (d->unsupported)
+		ddl_unsupported(c, d->unsupported);
 	c->commands = lappend(c->commands,
 						  psprintf("CREATE SCHEMA IF NOT EXISTS %s",
-								   quote_identifier(pg_schema(c, t->text))));
+								   quote_identifier(pg_schema(c, d->db))));
 }
 
 static void
-drop_database(ddl_ctx *c, parser *p)
+drop_database(ddl_ctx *c, const blpg_ddl *d)
 {
-	token	   *t;
-
-	if (accept_kw(p, "if"))
-		accept_kw(p, "exists");
-	t = next(p);
-	if (t->kind != T_WORD && t->kind != T_IDENT)
-		return;
-	if (OidIsValid(get_namespace_oid(pg_schema(c, t->text), true)))
+	if (OidIsValid(get_namespace_oid(pg_schema(c, d->db), true)))
 		ddl_unsupported(c, psprintf("DROP DATABASE is not applied: schema %s holds the synced tables; drop it by hand if that is wanted",
-									quote_identifier(pg_schema(c, t->text))));
+									quote_identifier(pg_schema(c, d->db))));
 }
 
 void
@@ -1274,7 +642,7 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 	bl_error	err;
 	const bl_charset *cs = bl_charset_by_collation(e->ddl_collation);
 	ddl_ctx		c;
-	parser		p;
+	blpg_ddl   *d;
 	blpg_apply_options opts;
 	ErrorContextCallback errcb;
 	Oid			serverid = get_foreign_server_oid(server_name, false);
@@ -1297,49 +665,46 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 	c.v = v;
 	c.server_name = server_name;
 
-	tokenize(&p, c.sql);
+	d = blpg_ddl_parse(c.sql, c.db);
 	errcb.callback = ddl_error_context;
 	errcb.arg = &c;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (accept_kw(&p, "create"))
+	switch (d->kind)
 	{
-		if (accept_kw(&p, "or"))
-			accept_kw(&p, "replace");
-		accept_kw(&p, "temporary");
-		if (accept_kw(&p, "table"))
-			create_table(&c, &p);
-		else if (accept_kw(&p, "database") || accept_kw(&p, "schema"))
-			create_database(&c, &p);
+		case BLPG_DDL_CREATE_TABLE:
+			create_table(&c, d);
+			break;
+		case BLPG_DDL_DROP_TABLE:
+			drop_table(&c, d);
+			break;
+		case BLPG_DDL_RENAME_TABLE:
+			rename_table(&c, d);
+			break;
+		case BLPG_DDL_TRUNCATE:
+			truncate_table(&c, d);
+			break;
+		case BLPG_DDL_ALTER_TABLE:
+			alter_table(&c, d);
+			break;
+		case BLPG_DDL_CREATE_DATABASE:
+			create_database(&c, d);
+			break;
+		case BLPG_DDL_DROP_DATABASE:
+			drop_database(&c, d);
+			break;
+
+			/*
+			 * Everything else is not data: indexes, views, users, and
+			 * triggers (with row-based binlogs the rows a trigger changes
+			 * come as rows events).
+			 */
+		case BLPG_DDL_ALTER_DATABASE:
+		case BLPG_DDL_OTHER:
+			break;
 	}
-	else if (accept_kw(&p, "drop"))
-	{
-		accept_kw(&p, "temporary");
-		if (accept_kw(&p, "table") || accept_kw(&p, "tables"))
-			drop_table(&c, &p);
-		else if (accept_kw(&p, "database") || accept_kw(&p, "schema"))
-			drop_database(&c, &p);
-	}
-	else if (accept_kw(&p, "rename"))
-	{
-		if (accept_kw(&p, "table") || accept_kw(&p, "tables"))
-			rename_table(&c, &p);
-	}
-	else if (accept_kw(&p, "truncate"))
-		truncate_table(&c, &p);
-	else if (accept_kw(&p, "alter"))
-	{
-		accept_kw(&p, "online");
-		accept_kw(&p, "ignore");
-		if (accept_kw(&p, "table"))
-			alter_table(&c, &p);
-	}
-	/*
-	 * Everything else is not data: indexes, views, users, and triggers (with
-	 * row-based binlogs the rows a trigger changes come as rows events).
-	 */
 
 	run_commands(&c);
 	SPI_finish();

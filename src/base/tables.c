@@ -7,8 +7,9 @@
  * The tables are keyed by the server's name (pg_dump/restore and
  * pg_upgrade keep names, not OIDs), so a rename must carry its rows along
  * in the renaming transaction: binlog_fdw.source_state (the durable
- * position), binlog_fdw.started_sources (what starts with the server) and
- * binlog_fdw.table_mapping (mappings and snapshot positions), and its
+ * position), binlog_fdw.started_sources (what starts with the server),
+ * binlog_fdw.table_mapping (mappings and snapshot positions),
+ * binlog_fdw.schema_history (table definitions by binlog position), and its
  * statistics (stats_source, stats_table) and conflicts (conflict_log).
  */
 #include "base/base.h"
@@ -45,6 +46,7 @@ rename_fn(void *arg)
 		"UPDATE binlog_fdw.source_state SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.table_mapping SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.started_sources SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.schema_history SET server_name = $2 WHERE server_name = $1",
 		/* statistics of a dropped server of the new name are stale: gone */
 		"DELETE FROM binlog_fdw.stats_table WHERE server_name = $2",
 		"DELETE FROM binlog_fdw.stats_source WHERE server_name = $2",
@@ -56,9 +58,10 @@ rename_fn(void *arg)
 	args[0] = CStringGetTextDatum(c->oldname);
 	args[1] = CStringGetTextDatum(c->newname);
 	/* rows left under the new name (orphans) would pass for the server's */
-	for (int i = 0; i < (c->legacy ? 1 : 3); i++)
+	for (int i = 0; i < (c->legacy ? 1 : 4); i++)
 	{
-		static const char *const tables[] = {"table_mapping", "source_state", "started_sources"};
+		static const char *const tables[] = {"table_mapping", "source_state", "started_sources",
+		"schema_history"};
 		char	   *sql = psprintf("SELECT 1 FROM binlog_fdw.%s WHERE server_name = $2", tables[i]);
 
 		if (SPI_execute_with_args(sql, 2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)

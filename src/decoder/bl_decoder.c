@@ -386,7 +386,8 @@ parse_query_status(bl_cur c, bl_event *ev)
 				break;
 			case Q_CHARSET_CODE:
 				ev->u.query.charset_client = bl_cur_u16(&c);
-				bl_cur_skip(&c, 4);
+				bl_cur_skip(&c, 2);	/* collation_connection */
+				ev->u.query.collation_server = bl_cur_u16(&c);
 				break;
 			case Q_TIME_ZONE_CODE:
 			case Q_CATALOG_NZ_CODE:
@@ -421,6 +422,7 @@ decode_query(bl_decoder *dec, bl_event *ev, bl_error *err)
 	if (phl < 11)
 		phl = 11;
 	ev->u.query.charset_client = 0;	/* set only by a Q_CHARSET_CODE */
+	ev->u.query.collation_server = 0;
 	ev->u.query.thread_id = bl_cur_u32(&c);
 	ev->u.query.exec_time = bl_cur_u32(&c);
 	db_len = bl_cur_u8(&c);

@@ -288,6 +288,7 @@ typedef struct bl_event
 			uint32_t	exec_time;
 			uint16_t	error_code;
 			uint16_t	charset_client;	/* collation ids, 0 if absent */
+			uint16_t	collation_server;
 			bl_str		db;
 			bl_str		sql;
 		}			query;
@@ -375,6 +376,12 @@ typedef struct bl_schema_table
 {
 	uint32_t	ncols;
 	const bl_schema_column *cols;
+	/*
+	 * Not NULL: the provider knows the table but not its definition here
+	 * (why, as a sentence fragment); a TABLE_MAP without column names is
+	 * then an error instead of columns without names.
+	 */
+	const char *unknown;
 } bl_schema_table;
 
 /*
@@ -390,6 +397,16 @@ typedef struct bl_decoder_options
 	bool		verify_checksum;	/* default true */
 	bl_schema_lookup_fn schema_lookup;
 	void	   *schema_arg;
+
+	/*
+	 * The provider gives the definition in force at the event's position
+	 * (a schema history), not today's: TABLE_MAPs with their own column
+	 * names (binlog_row_metadata=FULL) are checked against it too, and
+	 * signedness the TABLE_MAP carries must agree.  schema_what names the
+	 * provider in errors (default "the source's information_schema").
+	 */
+	bool		schema_at_position;
+	const char *schema_what;
 } bl_decoder_options;
 
 typedef struct bl_decoder bl_decoder;

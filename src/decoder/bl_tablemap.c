@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 /* Optional metadata field types */
@@ -691,10 +692,23 @@ schema_type_matches(const char *dt, uint8_t type)
 	return true;				/* types we do not know (inet6, uuid, ...) */
 }
 
+static bool
+names_equal(const char *a, size_t alen, const char *b)
+{
+	/* MySQL column names compare case-insensitively */
+	if (strlen(b) != alen)
+		return false;
+	for (size_t i = 0; i < alen; i++)
+		if (tolower((unsigned char) a[i]) != tolower((unsigned char) b[i]))
+			return false;
+	return true;
+}
+
 static int
 merge_schema(bl_decoder *dec, bl_table *t, bl_event *ev, bl_error *err)
 {
 	const bl_schema_table *s;
+	const char *what = dec->opts.schema_what ? dec->opts.schema_what : "the source's information_schema";
 
 	if (dec->opts.schema_lookup == NULL)
 		return 0;
@@ -704,27 +718,52 @@ merge_schema(bl_decoder *dec, bl_table *t, bl_event *ev, bl_error *err)
 	 * was when the event was written (names, signedness, charsets, ENUM/SET
 	 * members, primary key): the source's current schema is not needed, and
 	 * may have changed since (a later DDL) without making the event wrong.
+	 * A schema history, which describes the table at the event's position,
+	 * is checked against it all the same.
 	 */
-	if (t->names_source == BL_NAMES_TABLE_MAP)
+	if (t->names_source == BL_NAMES_TABLE_MAP && !dec->opts.schema_at_position)
 		return 0;
 	s = dec->opts.schema_lookup(dec->opts.schema_arg, t->schema.ptr, t->name.ptr);
 	if (s == NULL)
 		return 0;
+	if (s->unknown)
+	{
+		if (t->names_source == BL_NAMES_TABLE_MAP)
+			return 0;			/* the event's own names */
+		return bl_decoder_fail(dec, err, ev->pos, BL_ERR_SCHEMA,
+							   "table %s.%s: its definition at this position is unknown (%s), and the TABLE_MAP carries no column names",
+							   t->schema.ptr, t->name.ptr, s->unknown);
+	}
 	if (s->ncols != t->ncols)
 		return bl_decoder_fail(dec, err, ev->pos, BL_ERR_SCHEMA,
-							   "table %s.%s has %u columns in the binlog but %u in the source's information_schema; the table changed since this event was written",
-							   t->schema.ptr, t->name.ptr, t->ncols, s->ncols);
+							   "table %s.%s has %u columns in the binlog but %u in %s; the table changed since this event was written",
+							   t->schema.ptr, t->name.ptr, t->ncols, s->ncols, what);
 	for (uint32_t i = 0; i < t->ncols; i++)
 	{
 		const bl_schema_column *sc = &s->cols[i];
 
 		if (!schema_type_matches(sc->data_type, t->cols[i].type))
 			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_SCHEMA,
-								   "column %u (%s) of %s.%s is %s in the binlog but %s in the source's information_schema",
+								   "column %u (%s) of %s.%s is %s in the binlog but %s in %s",
 								   i + 1, sc->name ? sc->name : "?", t->schema.ptr, t->name.ptr,
 								   bl_mysql_type_name(t->cols[i].type),
-								   sc->data_type);
+								   sc->data_type, what);
+		if (dec->opts.schema_at_position && t->cols[i].unsigned_known &&
+			t->cols[i].is_unsigned != sc->is_unsigned)
+			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_SCHEMA,
+								   "column %u (%s) of %s.%s is %s in the binlog but %s in %s",
+								   i + 1, sc->name ? sc->name : "?", t->schema.ptr, t->name.ptr,
+								   t->cols[i].is_unsigned ? "unsigned" : "signed",
+								   sc->is_unsigned ? "unsigned" : "signed", what);
+		if (t->names_source == BL_NAMES_TABLE_MAP && sc->name && t->cols[i].name.ptr &&
+			!names_equal(t->cols[i].name.ptr, t->cols[i].name.len, sc->name))
+			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_SCHEMA,
+								   "column %u of %s.%s is \"%.*s\" in the binlog but \"%s\" in %s",
+								   i + 1, t->schema.ptr, t->name.ptr,
+								   (int) t->cols[i].name.len, t->cols[i].name.ptr, sc->name, what);
 	}
+	if (t->names_source == BL_NAMES_TABLE_MAP)
+		return 0;				/* checked; the event's own metadata is used */
 	for (uint32_t i = 0; i < t->ncols; i++)
 	{
 		const bl_schema_column *sc = &s->cols[i];

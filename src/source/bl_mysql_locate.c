@@ -320,3 +320,77 @@ bl_source_locate_gtid_set(const bl_source_options *opts, const char *gtid_set,
 	bl_gtid_set_free(l.set);
 	return rc;
 }
+
+/* ---- statements up to the end of the binlog (the schema history's check) ---- */
+
+int
+bl_source_scan_statements(const bl_source_options *opts, const char *file, uint64_t pos,
+						  const char *gtid_state, bl_source_statement_fn fn, void *arg,
+						  bl_error *err)
+{
+	dump_reader r;
+	bl_source_options o = *opts;
+	bl_decoder_options dopts;
+	int			rc;
+
+	memset(&r, 0, sizeof(r));
+	o.until_end = true;
+	bl_decoder_options_init(&dopts);
+	dopts.verify_checksum = false;
+	r.dec = bl_decoder_create(&dopts);
+	if (r.dec == NULL)
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	r.src = bl_source_connect(&o, err);
+	if (r.src == NULL)
+	{
+		reader_close(&r);
+		return -1;
+	}
+	if (bl_source_start_dump_at(r.src, r.dec, file, pos, file[0] ? NULL : gtid_state, err) != 0)
+	{
+		reader_close(&r);
+		return -1;
+	}
+	for (;;)
+	{
+		bl_event	ev;
+		bool		txn_start;
+		const bl_str *sql;
+		char	   *db,
+				   *text;
+		int			stop;
+
+		rc = reader_next(&r, &ev, &txn_start, err);
+		if (rc <= 0)
+			break;
+		if (ev.type != BL_EV_QUERY)
+			continue;
+		sql = &ev.u.query.sql;
+		if ((sql->len == 5 && strncasecmp(sql->ptr, "BEGIN", 5) == 0) ||
+			(sql->len == 6 && strncasecmp(sql->ptr, "COMMIT", 6) == 0))
+			continue;
+		db = malloc(ev.u.query.db.len + 1);
+		text = malloc(sql->len + 1);
+		if (db == NULL || text == NULL)
+		{
+			free(db);
+			free(text);
+			rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+			break;
+		}
+		memcpy(db, ev.u.query.db.ptr, ev.u.query.db.len);
+		db[ev.u.query.db.len] = '\0';
+		memcpy(text, sql->ptr, sql->len);
+		text[sql->len] = '\0';
+		stop = fn(arg, db, text, sql->len, bl_source_file(r.src), ev.pos);
+		free(db);
+		free(text);
+		if (stop)
+		{
+			rc = 0;
+			break;
+		}
+	}
+	reader_close(&r);
+	return rc < 0 ? -1 : 0;
+}

@@ -295,3 +295,47 @@ bl_schema_cache_destroy(bl_schema_cache *c)
 		mysql_close(c->conn);
 	free(c);
 }
+
+static bool
+system_schema(const char *s)
+{
+	return strcmp(s, "mysql") == 0 || strcmp(s, "information_schema") == 0 ||
+		strcmp(s, "performance_schema") == 0 || strcmp(s, "sys") == 0;
+}
+
+/* rows of (schema, table or NULL, charset or collation) */
+static int
+list_query(bl_schema_cache *c, const char *sql, bl_schema_table_fn fn, void *arg, bool tables,
+		   bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+
+	if (mysql_query(c->conn, sql) != 0 || (res = mysql_store_result(c->conn)) == NULL)
+		return bl_error_set(err, BL_ERR_IO, "reading information_schema: %s", mysql_error(c->conn));
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		char		cs[128];
+		const char *coll = row[tables ? 2 : 1] ? row[tables ? 2 : 1] : "";
+		size_t		n = tables ? strcspn(coll, "_") : strlen(coll);
+
+		/* TABLE_COLLATION: the charset is its prefix; SCHEMATA gives it */
+		if (row[0] == NULL || system_schema(row[0]))
+			continue;
+		snprintf(cs, sizeof(cs), "%.*s", (int) (n < sizeof(cs) ? n : sizeof(cs) - 1), coll);
+		fn(arg, row[0], tables && row[1] ? row[1] : "", cs);
+	}
+	mysql_free_result(res);
+	return 0;
+}
+
+int
+bl_schema_cache_list(bl_schema_cache *c, bl_schema_table_fn table_fn, bl_schema_table_fn db_fn,
+					 void *arg, bl_error *err)
+{
+	if (list_query(c, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
+				   "WHERE TABLE_TYPE = 'BASE TABLE'", table_fn, arg, true, err) != 0)
+		return -1;
+	return list_query(c, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA",
+					  db_fn, arg, false, err);
+}

@@ -181,6 +181,18 @@ extern unsigned long bl_source_thread_id(const bl_source *src);
 extern void bl_source_close(bl_source *src);
 
 /*
+ * Every statement of the binlog from file:pos (or, with file "", from a
+ * MariaDB GTID state) to its current end that is not BEGIN/COMMIT:
+ * fn(arg, db, sql, sqllen, file, pos) each; a non-zero return stops the
+ * scan.  Its own connection with opts; call it before starting the dump.
+ */
+typedef int (*bl_source_statement_fn) (void *arg, const char *db, const char *sql,
+									   size_t sqllen, const char *file, uint64_t pos);
+extern int	bl_source_scan_statements(const bl_source_options *opts, const char *file,
+									  uint64_t pos, const char *gtid_state,
+									  bl_source_statement_fn fn, void *arg, bl_error *err);
+
+/*
  * Table definitions from information_schema over a side connection, cached
  * per table; usable as a bl_decoder schema provider.
  */
@@ -195,6 +207,17 @@ extern const bl_schema_table *bl_schema_cache_lookup(void *cache,
 extern void bl_schema_cache_invalidate(bl_schema_cache *cache,
 									   const char *schema, const char *table);
 extern const char *bl_schema_cache_error(const bl_schema_cache *cache);
+
+/*
+ * The base tables of the source (system schemas left out) with their
+ * default character sets, then the databases with theirs:
+ * table_fn(arg, schema, table, charset) each, then db_fn(arg, schema, "",
+ * charset) each.
+ */
+typedef void (*bl_schema_table_fn) (void *arg, const char *schema, const char *table,
+									const char *charset);
+extern int	bl_schema_cache_list(bl_schema_cache *cache, bl_schema_table_fn table_fn,
+								 bl_schema_table_fn db_fn, void *arg, bl_error *err);
 extern void bl_schema_cache_destroy(bl_schema_cache *cache);
 
 #endif							/* BL_MYSQL_SOURCE_H */

@@ -246,7 +246,8 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 	int			i,
 				oldest = -1;
 	blpg_position pos;
-	uint64		last_seq;
+	uint64		last_seq,
+				first_seq;
 	uint32		generation;
 	MemoryContext old;
 
@@ -289,6 +290,7 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 				 errdetail("Batches are acknowledged in the order get() returned them.")));
 	}
 	last_seq = slot->batches[i].last_seq;
+	first_seq = slot->batches[i].first_seq;
 	if (!blpg_ring_position_after(slot, last_seq, &pos))
 	{
 		LWLockRelease(&slot->lock);
@@ -313,6 +315,7 @@ blpg_consume_ack_next(blpg_slot *slot, ForeignServer *server, uint64 batch_id)
 
 	/* the durable part, in the caller's transaction */
 	blpg_state_save(server->serverid, &pos);
+	blpg_history_acked(slot, server->serverid, first_seq, last_seq);
 	if (pos.gtid_state)
 		pfree(pos.gtid_state);
 	return last_seq;
@@ -543,6 +546,7 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	int			i;
 	blpg_position pos;
 	MemoryContext old;
+	uint64		first_seq;
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	i = find_batch(slot, batch_id);
@@ -563,8 +567,10 @@ blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,
 	pa->subid = GetCurrentSubTransactionId();
 	pending_acks = lappend(pending_acks, pa);
 	MemoryContextSwitchTo(old);
+	first_seq = slot->batches[i].first_seq;
 	LWLockRelease(&slot->lock);
 	blpg_state_save(serverid, &pos);
+	blpg_history_acked(slot, serverid, first_seq, pa->last_seq);
 	/* an apply call acknowledges many batches: do not keep their states */
 	if (pos.gtid_state)
 		pfree(pos.gtid_state);

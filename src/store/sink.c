@@ -103,6 +103,7 @@ struct blpg_sink
 	char		pending_mysql[BLPG_GTID_LEN];	/* "" = none */
 
 	bool		ddl_seen;
+	blpg_history *history;		/* advanced with the DDL put, or NULL */
 	HTAB	   *tables;			/* version -> canonical table map */
 	bl_buf		scratch;
 	StringInfoData entry;
@@ -697,6 +698,24 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 	entry_begin(s, BLPG_ENTRY_DDL, ev, &str);
 	e = (blpg_entry *) s->entry.data;
 	e->ddl_collation = ev->u.query.charset_client;
+	e->ddl_server_collation = ev->u.query.collation_server;
+	if (s->history)
+	{
+		blpg_entry_view v;
+		char	   *db,
+				   *text;
+
+		/* the text as the consumer will read it from the entry */
+		appendBinaryStringInfo(&s->entry, (const char *) &ev->u.query.db.len, sizeof(uint32));
+		appendBinaryStringInfo(&s->entry, ev->u.query.db.ptr, ev->u.query.db.len);
+		appendBinaryStringInfo(&s->entry, sql->ptr, sql->len);
+		e = (blpg_entry *) s->entry.data;
+		e->payload_len = (uint32) (sizeof(uint32) + ev->u.query.db.len + sql->len);
+		blpg_entry_view_init(&v, e);
+		blpg_entry_ddl_text(&v, &db, &text);
+		blpg_history_advance(s->history, db, text, e->ddl_server_collation);
+		return entry_put(s, 1);
+	}
 	/* the db the statement ran in, then the text */
 	appendBinaryStringInfo(&s->entry, (const char *) &ev->u.query.db.len, sizeof(uint32));
 	appendBinaryStringInfo(&s->entry, ev->u.query.db.ptr, ev->u.query.db.len);
@@ -967,6 +986,12 @@ blpg_sink_filtered_recorded(blpg_sink *s)
 {
 	strlcpy(s->put_done_file, s->done_file, sizeof(s->put_done_file));
 	s->put_done_pos = s->done_pos;
+}
+
+void
+blpg_sink_set_history(blpg_sink *s, blpg_history *h)
+{
+	s->history = h;
 }
 
 bool

@@ -324,6 +324,11 @@ forget_fn(void *arg)
 							  "DELETE FROM binlog_fdw.source_state WHERE server_name = $1",
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not write binlog_fdw.source_state");
+	/* the schema history belongs to the position */
+	if (!c->legacy &&
+		SPI_execute_with_args("DELETE FROM binlog_fdw.schema_history WHERE server_name = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not write binlog_fdw.schema_history");
 }
 
 void

@@ -10,7 +10,9 @@
  *
  * Files: slots.c (shared memory, slot allocation), ring.c (entries),
  * sink.c and filter.c (producer), batches.c (consumer protocol),
- * changes.c (entries as values), state.c (durable position).
+ * changes.c (entries as values), state.c (durable position), ddl_parse.c
+ * (the DDL parser apply and the schema history share), history.c (table
+ * definitions by binlog position).
  * Users: src/worker (produces), src/sql and src/apply (consume).
  *
  * Sizing: binlog_fdw.max_sources slots of binlog_fdw.ring_size bytes of
@@ -329,7 +331,7 @@ typedef struct blpg_entry
 	uint32		gtid_state_len; /* COMMIT/DDL: state after; else before;
 								 * with gtid_state_known */
 	uint16		gtid_state_known;	/* 0: the GTID state is not known */
-	uint16		pad;
+	uint16		ddl_server_collation;	/* DDL: the session's collation_server */
 	uint32		payload_len;	/* ROWS: table map + rows event; DDL: text */
 	uint32		tablemap_len;	/* ROWS */
 	/* then: file, txn_file, gtid, gtid_state, schema, table, payload */
@@ -636,5 +638,160 @@ extern bl_decoder *blpg_canonical_decoder(void);
 
 /* The op name of an entry (ROWS: insert/update/delete). */
 extern const char *blpg_entry_op_name(const blpg_entry *e);
+
+/* ---- MySQL DDL statements, parsed (ddl_parse.c) ---- */
+
+/*
+ * The one parser of the source's DDL: apply translates its result into
+ * PostgreSQL (src/apply/ddl.c), the schema history advances table
+ * definitions with it (history.c).  A statement is parsed as far as it is
+ * understood; "unsupported" says what was not (NULL: all of it was).
+ * Everything is palloc'd in the current memory context.
+ */
+typedef enum blpg_ddl_kind
+{
+	BLPG_DDL_OTHER,				/* not about table columns or databases */
+	BLPG_DDL_CREATE_TABLE,
+	BLPG_DDL_DROP_TABLE,
+	BLPG_DDL_RENAME_TABLE,
+	BLPG_DDL_TRUNCATE,
+	BLPG_DDL_ALTER_TABLE,
+	BLPG_DDL_CREATE_DATABASE,
+	BLPG_DDL_DROP_DATABASE,
+	BLPG_DDL_ALTER_DATABASE
+} blpg_ddl_kind;
+
+typedef enum blpg_ddl_default
+{
+	BLPG_DEF_NONE,				/* no DEFAULT clause */
+	BLPG_DEF_NULL,
+	BLPG_DEF_STRING,			/* default_text: the unquoted string */
+	BLPG_DEF_NUMBER,
+	BLPG_DEF_NOW,				/* CURRENT_TIMESTAMP, NOW() */
+	BLPG_DEF_EXPR				/* an expression in parentheses */
+} blpg_ddl_default;
+
+typedef struct blpg_ddl_column
+{
+	char	   *name;
+	char	   *type;			/* as written: "int(11) unsigned" */
+	char	   *data_type;		/* lowercase base type, synonyms resolved */
+	bool		is_unsigned;
+	List	   *members;		/* ENUM/SET: the members (char *) */
+	char	   *charset;		/* CHARACTER SET (or COLLATE's), or NULL */
+	bool		notnull;
+	bool		pk;				/* inline PRIMARY KEY */
+	bool		generated;		/* AS (expr): in the rows, not translated by apply */
+	blpg_ddl_default def;
+	char	   *default_text;
+} blpg_ddl_column;
+
+typedef enum blpg_ddl_clause_kind
+{
+	BLPG_ALTER_ADD_COLUMN,		/* column; first/after */
+	BLPG_ALTER_DROP_COLUMN,		/* name */
+	BLPG_ALTER_MODIFY_COLUMN,	/* name (old), column (new); first/after */
+	BLPG_ALTER_RENAME_COLUMN,	/* name, new_name */
+	BLPG_ALTER_SET_DEFAULT,		/* name, column->def/default_text */
+	BLPG_ALTER_DROP_DEFAULT,	/* name */
+	BLPG_ALTER_RENAME_TABLE,	/* new_db, new_name */
+	BLPG_ALTER_CHARSET,			/* table default charset: new_name */
+	BLPG_ALTER_IGNORED,			/* indexes, options, harmless partitioning */
+	BLPG_ALTER_UNSUPPORTED		/* unsupported says why */
+} blpg_ddl_clause_kind;
+
+typedef struct blpg_ddl_clause
+{
+	blpg_ddl_clause_kind kind;
+	char	   *name;
+	char	   *new_name;
+	char	   *new_db;
+	blpg_ddl_column *column;
+	bool		if_exists;		/* DROP COLUMN IF EXISTS, ADD ... IF NOT EXISTS */
+	bool		first;			/* FIRST */
+	char	   *after;			/* AFTER col */
+	const char *unsupported;
+} blpg_ddl_clause;
+
+typedef struct blpg_ddl_table_ref
+{
+	char	   *db;
+	char	   *name;
+	char	   *new_db;			/* RENAME TABLE: the new name */
+	char	   *new_name;
+} blpg_ddl_table_ref;
+
+typedef struct blpg_ddl
+{
+	blpg_ddl_kind kind;
+	char	   *db;				/* the table's database, or the database */
+	char	   *name;			/* the table (NULL: none could be read) */
+	bool		if_not_exists;
+	bool		if_exists;
+	bool		temporary;
+	List	   *columns;		/* CREATE TABLE: blpg_ddl_column */
+	List	   *pk;				/* CREATE TABLE: key columns (char *) */
+	char	   *charset;		/* CREATE TABLE/DATABASE, ALTER DATABASE: default charset */
+	bool		like_or_select;	/* CREATE TABLE ... LIKE / ... SELECT */
+	List	   *tables;			/* DROP, RENAME TABLE: blpg_ddl_table_ref */
+	List	   *clauses;		/* ALTER TABLE: blpg_ddl_clause */
+	const char *unsupported;	/* the statement could not be read: why */
+} blpg_ddl;
+
+/* Parse a statement (UTF-8 text); db is the statement's database. */
+extern blpg_ddl *blpg_ddl_parse(const char *sql, const char *db);
+
+/* The members of "enum('a','b')" (char *), NIL if none. */
+extern List *blpg_ddl_type_members(const char *type);
+
+/* ---- the schema history (history.c) ---- */
+
+/*
+ * Table definitions by binlog position (binlog_fdw.schema_history): the
+ * worker's copy is the decoder's schema provider; consumers write the
+ * rows of the DDL they acknowledge.  Functions that read or write the
+ * table run inside a transaction.
+ */
+typedef struct blpg_history blpg_history;
+
+extern blpg_history *blpg_history_create(const char *server_name, blpg_filter *filter,
+										 MemoryContext parent);
+/* The server's name now (a RENAME renamed its rows). */
+extern void blpg_history_set_name(blpg_history *h, const char *server_name);
+/* The definitions at the durable position (the latest rows). */
+extern void blpg_history_load(blpg_history *h);
+extern bool blpg_history_knows(blpg_history *h, const char *schema, const char *table);
+extern int	blpg_history_ntables(blpg_history *h);
+
+/*
+ * A definition known at position at (information_schema when nothing
+ * changed the table since; table "": a database's default charset), or
+ * unknown (why): kept and written as a row.
+ */
+extern void blpg_history_seed(blpg_history *h, const char *schema, const char *table,
+							  const bl_schema_table *def, const char *charset,
+							  const char *unknown, const blpg_position *at);
+/* A DDL statement the sink put into the ring (UTF-8). */
+extern void blpg_history_advance(blpg_history *h, const char *db, const char *sql,
+								 uint16 server_collation);
+
+/*
+ * A statement between a start position and the end of the binlog: true
+ * (*table "schema.table") if it changes a captured table the history
+ * does not know, other than by creating it.
+ */
+extern bool blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql,
+										char **table);
+/* bl_schema_lookup_fn over the worker's copy. */
+extern const bl_schema_table *blpg_history_lookup(void *h, const char *schema,
+												  const char *table);
+
+/* Consumers: the rows of the DDL entries of changes first_seq..last_seq. */
+extern void blpg_history_acked(blpg_slot *slot, Oid serverid, uint64 first_seq,
+							   uint64 last_seq);
+/* A DDL entry's database and statement (UTF-8 text in the server encoding). */
+extern void blpg_entry_ddl_text(const blpg_entry_view *v, char **db, char **sql);
+/* The sink advances h with the DDL it puts. */
+extern void blpg_sink_set_history(blpg_sink *sink, blpg_history *h);
 
 #endif							/* BLPG_STORE_H */

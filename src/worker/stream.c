@@ -87,6 +87,8 @@ typedef struct worker_ctx
 								 * transactions after it): file:pos */
 	char	   *row_image_base; /* the row image notice last logged, and */
 	char	   *row_image_full; /* with its warnings (TopMemoryContext) */
+	blpg_history *history;		/* the schema history (NULL: 0.1's tables) */
+	bool		history_ready;	/* loaded and seeded at w->start */
 
 	/* resources of the current session, released by end_session() */
 	bl_source  *src;
@@ -625,6 +627,177 @@ row_image_notice(worker_ctx *w, const bl_source_info *info)
 	LWLockRelease(&w->slot->lock);
 }
 
+/* ---- the schema history at the start position ---- */
+
+typedef struct seed_item
+{
+	char	   *schema;
+	char	   *table;
+	char	   *charset;
+	char	   *unknown;
+} seed_item;
+
+typedef struct history_prep
+{
+	worker_ctx *w;
+	List	   *tables;			/* seed_item: captured tables the history lacks */
+	List	   *dbs;			/* seed_item: databases */
+	bool		full;			/* binlog_row_metadata=FULL */
+	char	   *conflict;		/* the first table changed after the start */
+	char	   *conflict_file;
+	uint64		conflict_pos;
+	char	   *conflict_sql;
+} history_prep;
+
+static void
+table_found(void *arg, const char *schema, const char *table, const char *charset)
+{
+	history_prep *hp = arg;
+	seed_item  *it;
+
+	if (!blpg_filter_match(hp->w->filter, schema, strlen(schema), table, strlen(table)) ||
+		blpg_history_knows(hp->w->history, schema, table))
+		return;
+	it = palloc0(sizeof(seed_item));
+	it->schema = pstrdup(schema);
+	it->table = pstrdup(table);
+	it->charset = pstrdup(charset);
+	hp->tables = lappend(hp->tables, it);
+}
+
+static void
+db_found(void *arg, const char *schema, const char *table, const char *charset)
+{
+	history_prep *hp = arg;
+	seed_item  *it;
+
+	if (blpg_history_knows(hp->w->history, schema, ""))
+		return;
+	it = palloc0(sizeof(seed_item));
+	it->schema = pstrdup(schema);
+	it->table = "";
+	it->charset = pstrdup(charset);
+	hp->dbs = lappend(hp->dbs, it);
+}
+
+static int
+statement_found(void *arg, const char *db, const char *sql, size_t sqllen,
+				const char *file, uint64_t pos)
+{
+	history_prep *hp = arg;
+	char	   *table;
+	ListCell   *lc;
+
+	if (!blpg_history_scan_statement(hp->w->history, db, sql, &table))
+		return 0;
+	/* with FULL metadata the table's events carry their names: unknown is enough */
+	foreach(lc, hp->tables)
+	{
+		seed_item  *it = lfirst(lc);
+
+		if (it->unknown == NULL && strcmp(psprintf("%s.%s", it->schema, it->table), table) == 0)
+			it->unknown = psprintf("changed at binlog %s position %llu after the position the history starts at",
+								   file, (unsigned long long) pos);
+	}
+	if (hp->conflict == NULL)
+	{
+		hp->conflict = table;
+		hp->conflict_file = pstrdup(file);
+		hp->conflict_pos = pos;
+		hp->conflict_sql = pnstrdup(sql, Min(sqllen, 200));
+	}
+	return hp->full ? 0 : 1;
+}
+
+/*
+ * Load the history at the start position and seed the captured tables it
+ * does not know from information_schema, once it is sure that no DDL
+ * changed them between that position and now; otherwise refuse (unless
+ * the TABLE_MAPs carry their own names).
+ */
+static void
+prepare_history(worker_ctx *w, const bl_source_info *info)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	history_prep hp;
+	bl_error	err;
+	ListCell   *lc;
+
+	memset(&hp, 0, sizeof(hp));
+	memset(&err, 0, sizeof(err));
+	hp.w = w;
+	hp.full = pg_strcasecmp(info->binlog_row_metadata, "FULL") == 0;
+	{
+		char		name[NAMEDATALEN];
+
+		/* the rows follow a RENAME of the server */
+		LWLockAcquire(&w->slot->lock, LW_SHARED);
+		strlcpy(name, w->slot->server_name, sizeof(name));
+		LWLockRelease(&w->slot->lock);
+		blpg_history_set_name(w->history, name);
+	}
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	blpg_history_load(w->history);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+
+	/* information_schema first, then the binlog up to its end */
+	if (bl_schema_cache_list(w->schema, table_found, db_found, &hp, &err) != 0)
+		source_error(w, &err);
+	if (hp.tables != NIL &&
+		bl_source_scan_statements(&w->sopts, w->start.file, w->start.pos,
+								  w->start.gtid_state ? w->start.gtid_state : "",
+								  statement_found, &hp, &err) != 0)
+		source_error(w, &err);
+	if (hp.conflict && !hp.full)
+	{
+		set_state(w->slot, BLPG_STATE_ERROR);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\": the definition of table %s at the start position %s:%llu is unknown: the table was changed at binlog %s position %llu (%s)",
+						w->cfg->server_name, hp.conflict,
+						w->start.file[0] ? w->start.file : "(GTID)",
+						(unsigned long long) w->start.pos, hp.conflict_file,
+						(unsigned long long) hp.conflict_pos, hp.conflict_sql),
+				 errdetail("With binlog_row_metadata=%s the rows events before that change carry no column names, and today's definition from information_schema could put their values into the wrong columns.",
+						   info->binlog_row_metadata[0] ? info->binlog_row_metadata : "MINIMAL"),
+				 errhint("Set binlog_row_metadata=FULL on the source before the events to replay are written, or take a snapshot (binlog_fdw.snapshot()) and stream from its position, or start at a position after that change."),
+				 errcontext("binlog file %s, position %llu", hp.conflict_file,
+							(unsigned long long) hp.conflict_pos)));
+	}
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, hp.tables)
+	{
+		seed_item  *it = lfirst(lc);
+		const bl_schema_table *def = it->unknown ? NULL :
+			bl_schema_cache_lookup(w->schema, it->schema, it->table);
+
+		if (def == NULL && it->unknown == NULL)
+			it->unknown = "not found in information_schema when the history began";
+		blpg_history_seed(w->history, it->schema, it->table, def, it->charset, it->unknown,
+						  &w->start);
+	}
+	foreach(lc, hp.dbs)
+	{
+		seed_item  *it = lfirst(lc);
+
+		blpg_history_seed(w->history, it->schema, "", NULL, it->charset, NULL, &w->start);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	if (hp.tables != NIL)
+		ereport(LOG,
+				(errmsg("source \"%s\": schema history of %d table(s) begun at %s:%llu from information_schema",
+						w->cfg->server_name, list_length(hp.tables),
+						w->start.file[0] ? w->start.file : "(GTID)",
+						(unsigned long long) w->start.pos)));
+	w->history_ready = true;
+}
+
 static void
 run_session(worker_ctx *w)
 {
@@ -673,8 +846,19 @@ run_session(worker_ctx *w)
 	if (w->schema == NULL)
 		source_error(w, &err);
 	bl_decoder_options_init(&dopts);
-	dopts.schema_lookup = bl_schema_cache_lookup;
-	dopts.schema_arg = w->schema;
+	if (w->history)
+	{
+		/* the definitions at each event's position */
+		dopts.schema_lookup = blpg_history_lookup;
+		dopts.schema_arg = w->history;
+		dopts.schema_at_position = true;
+		dopts.schema_what = "the schema history";
+	}
+	else
+	{
+		dopts.schema_lookup = bl_schema_cache_lookup;
+		dopts.schema_arg = w->schema;
+	}
 	w->dec = bl_decoder_create(&dopts);
 	if (w->dec == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -696,6 +880,8 @@ run_session(worker_ctx *w)
 				 errdetail("The position was recorded before the GTID set read was known (a single host that started at a file position, or before the first binlog's PREVIOUS_GTIDS)."),
 				 errhint("Give the source a single host until its status shows a gtid_state, or reset it (binlog_fdw.reset()) and start it at earliest, current or gtid:SET.")));
 	}
+	if (w->history && !w->history_ready)
+		prepare_history(w, info);
 	if (w->by_gtid)
 	{
 		const char *state = w->start.gtid_state ? w->start.gtid_state : "";
@@ -730,6 +916,8 @@ run_session(worker_ctx *w)
 							   w->start.skip, w->start.gtid_state);
 	if (w->by_gtid || by_set)
 		blpg_sink_set_skip_gtid(w->sink, w->start.gtid);
+	if (w->history)
+		blpg_sink_set_history(w->sink, w->history);
 	set_state(slot, BLPG_STATE_STREAMING);
 
 	event_cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw event",
@@ -898,6 +1086,8 @@ blpg_worker_main(Datum main_arg)
 				w.cfg = blpg_load_config(serverid, userid);
 				w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
 				w.have_start = blpg_state_load(serverid, &w.start);
+				if (!blpg_tables_legacy())
+					w.history = blpg_history_create(w.cfg->server_name, w.filter, worker_cxt);
 				MemoryContextSwitchTo(old);
 			}
 			PopActiveSnapshot();
@@ -1050,6 +1240,7 @@ blpg_worker_main(Datum main_arg)
 			 * while the ring was reset is there too).
 			 */
 			blpg_ring_reset(slot);
+			w.history_ready = false;	/* read again at the durable position */
 			if (load_position(&w, &durable))
 				set_start(&w, &durable);
 			else

@@ -51,6 +51,13 @@ Cases:
                    partial row images on throwaway MariaDB instances:
                    defaults, updates of some columns, keys, BLOB/TEXT columns,
                    through apply() and continuous mode (cases_images.py)
+  schema-history-minimal, schema-history-nolog, schema-history-full
+                   binlog_row_metadata MINIMAL / NO_LOG (throwaway instances):
+                   a backlog across MODIFY ... AFTER, DROP + ADD, RENAME
+                   COLUMN lands in the right columns, also across a restart
+                   mid-history and from 'earliest'; a start before the DDL is
+                   refused; FULL: the event's names checked against the
+                   history (cases_history.py)
   geometry-bytea, geometry-postgis
                    GEOMETRY columns as EWKB bytea, and as PostGIS geometry
                    when the extension is in the target database
@@ -83,6 +90,7 @@ import psycopg2                                     # noqa: E402
 import cases_conflicts                              # noqa: E402
 import cases_ddl                                    # noqa: E402
 import cases_geometry                               # noqa: E402
+import cases_history                                # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_load                                   # noqa: E402
@@ -147,6 +155,9 @@ def main():
         ('row-image-minimal', lambda: cases_images.case_minimal(conn_box[0], m)),
         ('row-image-noblob', lambda: cases_images.case_noblob(conn_box[0], m)),
         ('geometry-bytea', lambda: cases_geometry.case_geometry_bytea(conn_box[0], m)),
+        ('schema-history-minimal', lambda: cases_history.case_minimal(conn_box[0], m)),
+        ('schema-history-nolog', lambda: cases_history.case_nolog(conn_box[0], m)),
+        ('schema-history-full', lambda: cases_history.case_full(conn_box[0], m)),
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
         ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),

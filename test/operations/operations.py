@@ -630,7 +630,7 @@ def rename(seed):
     st = state(A, 'ren2')
     require(st.get('state') == 'streaming', 'after the rename the status shows %s' % short(st, 300))
     for table, col in (('source_state', 'server_name'), ('started_sources', 'server_name'),
-                       ('table_mapping', 'server_name')):
+                       ('table_mapping', 'server_name'), ('schema_history', 'server_name')):
         names = sorted({r[0] for r in A.query('SELECT %s FROM binlog_fdw.%s' % (col, table))})
         require(names == ['ren2'], 'binlog_fdw.%s has rows of %s after the rename, expected only ren2'
                 % (table, names))
@@ -710,6 +710,8 @@ def dump_restore(seed):
                         '-U', 'postgres', '-d', DB, '--exit-on-error', dump],
                        capture_output=True, text=True, timeout=300)
     require(p.returncode == 0, 'pg_restore failed: %s' % p.stderr.strip()[-500:])
+    hist = B.query("SELECT count(*) FROM binlog_fdw.schema_history WHERE server_name = 'dsrc'")[0][0]
+    require(hist > 0, 'the schema history of dsrc was not restored (%s rows)' % hist)
     oid_b = B.server_oid('dsrc')
     log('dump-restore: server dsrc has OID %s in the dumped cluster, %s in the restored one' % (oid_a, oid_b))
     require(oid_a != oid_b, 'the restored server has the same OID %s: the case would not test the key' % oid_a)

@@ -12,7 +12,9 @@
 # ddl, snapshot-ddl-race, security,
 # transactions, triggers, error-status, row-image-minimal, row-image-noblob (throwaway MariaDB
 # instances ac-minimal and ac-noblob on BLF_APPLY_MINIMAL_PORT 3441 and
-# BLF_APPLY_NOBLOB_PORT 3442), geometry-bytea, geometry-postgis (database
+# BLF_APPLY_NOBLOB_PORT 3442), schema-history-minimal, schema-history-nolog
+# (instances ac-hmin and ac-hnolog on BLF_APPLY_HMIN_PORT 3443 and
+# BLF_APPLY_HNOLOG_PORT 3444), schema-history-full, geometry-bytea, geometry-postgis (database
 # blf_apply_gis with PostGIS).  BLF_APPLY_CASES=keys,ddl runs a subset.
 #
 # The suite creates and drops its own databases (PostgreSQL blf_apply;

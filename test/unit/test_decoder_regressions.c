@@ -476,7 +476,7 @@ static const bl_schema_table *
 latin1_schema(void *arg, const char *schema, const char *table)
 {
 	static const bl_schema_column col = {"v", "varchar", false, "latin1", 0, NULL, false};
-	static const bl_schema_table t = {1, &col};
+	static const bl_schema_table t = {1, &col, NULL};
 
 	(void) arg;
 	(void) schema;
@@ -918,6 +918,101 @@ test_wrapped_error_messages(void)
 	BL_TEST_END();
 }
 
+/* A schema history of db.t: one INT column "v", signed (1: unknown, 2: unsigned). */
+static int	history_mode;
+
+static const bl_schema_table *
+history_schema(void *arg, const char *schema, const char *table)
+{
+	static const bl_schema_column col = {"v", "int", false, NULL, 0, NULL, false};
+	static const bl_schema_column ucol = {"v", "int", true, NULL, 0, NULL, false};
+	static const bl_schema_table t = {1, &col, NULL};
+	static const bl_schema_table ut = {1, &ucol, NULL};
+	static const bl_schema_table unknown = {0, NULL, "changed at binlog f.000001 position 4"};
+
+	(void) arg;
+	(void) schema;
+	(void) table;
+	return history_mode == 1 ? &unknown : history_mode == 2 ? &ut : &t;
+}
+
+/* TABLE_MAP of db.t, one INT column, unsigned (SIGNEDNESS), named name or not. */
+static void
+eb_int_table_map(evbuf *b, uint64_t id, const char *name)
+{
+	eb_table_map_begin(b, id, 1);
+	eb_u8(b, BL_T_LONG);
+	eb_u8(b, 0);				/* no type metadata */
+	eb_u8(b, 1);				/* nullable */
+	eb_u8(b, 1);				/* SIGNEDNESS */
+	eb_u8(b, 1);
+	eb_u8(b, 0x80);				/* unsigned */
+	if (name)
+	{
+		eb_u8(b, 4);			/* COLUMN_NAME */
+		eb_u8(b, (uint8_t) (strlen(name) + 1));
+		eb_u8(b, (uint8_t) strlen(name));
+		eb_bytes(b, name, strlen(name));
+	}
+	eb_end(b);
+}
+
+/*
+ * bl_tablemap.c, merge_schema with a provider at the event's position (the
+ * schema history, issue #10): signedness the TABLE_MAP carries (MINIMAL
+ * metadata) must agree; a table whose definition is unknown decodes only
+ * with the event's own names; the event's own names (FULL) must agree.
+ */
+static void
+test_schema_at_position(void)
+{
+	bl_decoder_options opts;
+	bl_decoder *dec;
+	evbuf		b;
+	bl_event	ev;
+	bl_error	err;
+
+	BL_TEST_BEGIN("regress/schema-history-checks");
+	bl_decoder_options_init(&opts);
+	opts.schema_lookup = history_schema;
+	opts.schema_at_position = true;
+	opts.schema_what = "the schema history";
+	dec = bl_decoder_create(&opts);
+	if (dec == NULL)
+		abort();
+	eb_fde(&b);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+
+	history_mode = 0;
+	eb_int_table_map(&b, 5, NULL);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	BL_CHECK_INT(err.code, BL_ERR_SCHEMA);
+	if (strstr(err.message, "is unsigned in the binlog but signed in the schema history") == NULL)
+		BL_FAIL("signedness: %s", err.message);
+
+	history_mode = 1;
+	eb_int_table_map(&b, 6, NULL);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	if (strstr(err.message, "definition at this position is unknown (changed at binlog f.000001") == NULL)
+		BL_FAIL("unknown: %s", err.message);
+	eb_int_table_map(&b, 7, "x");
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);	/* the event's own names */
+
+	history_mode = 2;
+	eb_int_table_map(&b, 8, "x");
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), -1);
+	if (strstr(err.message, "column 1 of db.t is \"x\" in the binlog but \"v\" in the schema history") == NULL)
+		BL_FAIL("names: %s", err.message);
+	eb_int_table_map(&b, 9, "V");
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);	/* names compare case-insensitively */
+	eb_int_table_map(&b, 10, NULL);
+	BL_CHECK_INT(decode(dec, &b, &ev, &err), 0);
+	BL_CHECK(bl_decoder_table(dec, 10) != NULL &&
+			 bl_decoder_table(dec, 10)->names_source == BL_NAMES_SCHEMA);
+	bl_decoder_destroy(dec);
+	BL_TEST_END();
+}
+
 int
 main(void)
 {
@@ -928,6 +1023,7 @@ main(void)
 	test_maria_compressed_column();
 	test_canonical_partial_names();
 	test_canonical_charset_by_name();
+	test_schema_at_position();
 	test_long_file_name();
 	test_fde_checksum_layout();
 	test_fde_samples();

@@ -6,7 +6,7 @@
 // SHOW BINARY LOG STATUS (8.2+) / SHOW MASTER STATUS (gone in 8.4),
 // SHOW REPLICAS (8.0.22+) / SHOW SLAVE HOSTS (gone in 8.4), privileges
 // (REPLICATION SLAVE, REPLICATION CLIENT) with MySQL's error 1227, and
-// information_schema.COLUMNS / TABLES from the instance's configured schema.
+// information_schema.COLUMNS / TABLES / SCHEMATA from the instance's configured schema.
 // Anything else is a syntax error (1064), as a statement the test source
 // does not know must not pass unnoticed.
 //
@@ -230,9 +230,9 @@ class Session {
     return syntaxError(s.split(' ').slice(0, 2).join(' '));
   }
 
-  // SELECT ... FROM information_schema.COLUMNS | TABLES WHERE a = 'x' AND ...
+  // SELECT ... FROM information_schema.COLUMNS | TABLES | SCHEMATA WHERE a = 'x' AND ...
   infoSchema(list, from, where) {
-    const tm = /^information_schema\.(columns|tables)(?:\s+(?:as\s+)?([a-z_]+))?$/i.exec(from.trim());
+    const tm = /^information_schema\.(columns|tables|schemata)(?:\s+(?:as\s+)?([a-z_]+))?$/i.exec(from.trim());
     if (!tm) return null;
     const table = tm[1].toUpperCase();
     const conds = {};
@@ -246,9 +246,11 @@ class Session {
     const schema = this.cfg.schema || {};
     const rows = [];
     for (const db of Object.keys(schema)) {
+      if (table === 'SCHEMATA') rows.push({ CATALOG_NAME: 'def', SCHEMA_NAME: db, DEFAULT_CHARACTER_SET_NAME: 'utf8mb4', DEFAULT_COLLATION_NAME: 'utf8mb4_0900_ai_ci' });
       for (const t of Object.keys(schema[db])) {
         const cols = schema[db][t];
-        if (table === 'TABLES') rows.push({ TABLE_SCHEMA: db, TABLE_NAME: t, TABLE_TYPE: 'BASE TABLE', ENGINE: 'InnoDB', TABLE_ROWS: 0 });
+        if (table === 'SCHEMATA') continue;
+        if (table === 'TABLES') rows.push({ TABLE_SCHEMA: db, TABLE_NAME: t, TABLE_TYPE: 'BASE TABLE', ENGINE: 'InnoDB', TABLE_ROWS: 0, TABLE_COLLATION: 'utf8mb4_0900_ai_ci' });
         else
           cols.forEach((c, i) => {
             rows.push({

@@ -180,6 +180,13 @@ def main():
     if not KEEP:
         try:
             conn_box[0].close()
+            # a case may have restarted PostgreSQL (load-chunked kills a
+            # backend with -9): the admin connection may be gone
+            try:
+                admin.close()
+            except Exception:                       # noqa: BLE001
+                pass
+            admin = pg(db='postgres')
             cleanup(admin, m)
         except Exception as e:                      # noqa: BLE001
             log('cleanup: %s' % e)

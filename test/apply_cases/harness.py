@@ -90,7 +90,7 @@ def expect_error(conn, sql, args=None, what=None, sqlstate=None, message=None, d
 # ---------------------------------------------------------------------------
 # Sources
 
-SERVER_IDS = iter(range(9851, 9900))
+SERVER_IDS = iter(list(range(9851, 9900)) + list(range(29851, 29990)))
 
 
 def gtid_seq(gtid, domain='0'):

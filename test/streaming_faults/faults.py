@@ -46,6 +46,7 @@ import os
 import threading
 import random
 import re
+import shutil
 import socket
 import sys
 import time
@@ -624,6 +625,13 @@ def tls_cases(seed, wanted):
     finally:
         if added:
             remove_alias()
+        # its log is checked with the suite's (test/run.sh: the copies
+        # mariadb-NAME.log in the scratch directory)
+        try:
+            shutil.copy(os.path.join(RUN, 'mariadb-faults-tls', 'mariadbd.log'),
+                        os.path.join(TMP, 'mariadb-faults-tls.log'))
+        except OSError as e:
+            log('tls: no server log to keep: %s' % e)
         try:
             tmdb.destroy()
         except Exception as e:

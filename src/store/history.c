@@ -702,12 +702,14 @@ blpg_history_advance(blpg_history *h, const char *db, const char *sql, uint16 se
 }
 
 bool
-blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql, char **table_out)
+blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql, char **table_out,
+							List **dropped)
 {
 	blpg_ddl   *s = blpg_ddl_parse(sql, db);
 	List	   *touched = NIL;
 	ListCell   *lc;
 
+	*dropped = NIL;
 	if (s->temporary)
 		return false;
 	switch (s->kind)
@@ -726,6 +728,36 @@ blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql, ch
 				touched = lappend(touched, psprintf("%s.%s", s->db, s->name));
 			break;
 		case BLPG_DDL_DROP_TABLE:
+
+			/*
+			 * Dropped whole: what the table was before is unknown (its rows
+			 * events before this statement cannot be decoded without FULL
+			 * metadata), what it is after is known: nothing, until a CREATE
+			 * TABLE that the history follows.
+			 */
+			foreach(lc, s->tables)
+			{
+				blpg_ddl_table_ref *r = lfirst(lc);
+				char	   *q = psprintf("%s.%s", r->db, r->name);
+				bool		created = false;
+				ListCell   *k;
+
+				if (!captured(h, r->db, r->name) || blpg_history_knows(h, r->db, r->name))
+					continue;
+				foreach(k, h->scan_created)
+					if (strcmp(lfirst(k), q) == 0)
+						created = true;
+				if (created)
+					continue;
+				{
+					MemoryContext old = MemoryContextSwitchTo(h->cxt);
+
+					h->scan_created = lappend(h->scan_created, pstrdup(q));
+					MemoryContextSwitchTo(old);
+				}
+				*dropped = lappend(*dropped, q);
+			}
+			return false;
 		case BLPG_DDL_RENAME_TABLE:
 			foreach(lc, s->tables)
 			{

@@ -778,10 +778,13 @@ extern void blpg_history_advance(blpg_history *h, const char *db, const char *sq
 /*
  * A statement between a start position and the end of the binlog: true
  * (*table "schema.table") if it changes a captured table the history
- * does not know, other than by creating it.
+ * does not know, other than by creating it or dropping it whole.  *dropped
+ * gets the tables ("schema.table") it drops that the history does not
+ * know: their definition before it is unknown, after it they are gone
+ * until a CREATE TABLE the history follows.
  */
 extern bool blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql,
-										char **table);
+										char **table, List **dropped);
 /* bl_schema_lookup_fn over the worker's copy. */
 extern const bl_schema_table *blpg_history_lookup(void *h, const char *schema,
 												  const char *table);

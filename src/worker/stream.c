@@ -686,9 +686,25 @@ statement_found(void *arg, const char *db, const char *sql, size_t sqllen,
 {
 	history_prep *hp = arg;
 	char	   *table;
+	List	   *dropped;
 	ListCell   *lc;
+	bool		conflict;
 
-	if (!blpg_history_scan_statement(hp->w->history, db, sql, &table))
+	conflict = blpg_history_scan_statement(hp->w->history, db, sql, &table, &dropped);
+	/* dropped whole: unknown before the DROP, followed by the history after */
+	foreach(lc, hp->tables)
+	{
+		seed_item  *it = lfirst(lc);
+		ListCell   *d;
+
+		if (it->unknown != NULL)
+			continue;
+		foreach(d, dropped)
+			if (strcmp(psprintf("%s.%s", it->schema, it->table), lfirst(d)) == 0)
+				it->unknown = psprintf("dropped at binlog %s position %llu: its rows events before that position have no known definition; set binlog_row_metadata=FULL on the source, or start after that position",
+									   file, (unsigned long long) pos);
+	}
+	if (!conflict)
 		return 0;
 	/* with FULL metadata the table's events carry their names: unknown is enough */
 	foreach(lc, hp->tables)

@@ -198,6 +198,34 @@ RETURNS SETOF anyelement
 AS 'MODULE_PATHNAME', 'binlog_fdw_get_table' LANGUAGE C;
 REVOKE ALL ON FUNCTION get_table(text, anyelement, integer, integer) FROM PUBLIC;
 
+-- The schema history: the definition of each captured source table at a
+-- binlog position, so that rows events are decoded with the columns of
+-- their own time (binlog_row_metadata MINIMAL and NO_LOG carry no column
+-- names).  A row per seed (information_schema at the position a worker
+-- started from, ddl NULL) and per DDL statement (written when a consumer
+-- acknowledges it, in the transaction that writes source_state); the row
+-- with the highest seq of a table is its definition at the durable
+-- position.  definition: {"charset", "columns": [{"name", "type",
+-- "unsigned", "pk", "charset", "values"}]}, {"unknown": why}, or NULL for
+-- a dropped table; source_table '' holds a database's default charset.
+-- Keyed by server name like source_state (dumped, renamed and dropped with
+-- the server; reset() forgets it).
+CREATE TABLE schema_history (
+    server_name text NOT NULL,
+    seq bigint NOT NULL,
+    source_schema text NOT NULL,
+    source_table text NOT NULL,
+    binlog_file text NOT NULL,
+    binlog_pos bigint NOT NULL,
+    gtid text,
+    ddl text,
+    definition jsonb,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (server_name, seq)
+);
+REVOKE ALL ON schema_history FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('schema_history', '');
+
 -- ---------------------------------------------------------------------
 -- Conflicts (src/apply/conflict.c)
 -- ---------------------------------------------------------------------
@@ -368,30 +396,3 @@ COMMENT ON FUNCTION verify(text, text[]) IS
   'compare target tables with the source at one binlog position, reporting the keys that differ';
 REVOKE ALL ON FUNCTION verify(text, text[]) FROM PUBLIC;
 
--- The schema history: the definition of each captured source table at a
--- binlog position, so that rows events are decoded with the columns of
--- their own time (binlog_row_metadata MINIMAL and NO_LOG carry no column
--- names).  A row per seed (information_schema at the position a worker
--- started from, ddl NULL) and per DDL statement (written when a consumer
--- acknowledges it, in the transaction that writes source_state); the row
--- with the highest seq of a table is its definition at the durable
--- position.  definition: {"charset", "columns": [{"name", "type",
--- "unsigned", "pk", "charset", "values"}]}, {"unknown": why}, or NULL for
--- a dropped table; source_table '' holds a database's default charset.
--- Keyed by server name like source_state (dumped, renamed and dropped with
--- the server; reset() forgets it).
-CREATE TABLE schema_history (
-    server_name text NOT NULL,
-    seq bigint NOT NULL,
-    source_schema text NOT NULL,
-    source_table text NOT NULL,
-    binlog_file text NOT NULL,
-    binlog_pos bigint NOT NULL,
-    gtid text,
-    ddl text,
-    definition jsonb,
-    recorded_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (server_name, seq)
-);
-REVOKE ALL ON schema_history FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('schema_history', '');

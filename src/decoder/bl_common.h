@@ -45,7 +45,7 @@ typedef struct bl_error
 {
 	bl_errcode	code;
 	uint64_t	position;		/* binlog position of the event, if known */
-	char		file[256];		/* binlog file name, if known */
+	char		file[4096];		/* binlog file name or path, if known (PATH_MAX: never cut) */
 	char		message[512];
 } bl_error;
 

@@ -459,11 +459,30 @@ column_def(blpg_ddl *d, parser *p, char *name)
 		const char *start = peek(p)->start;
 		int			at = p->pos;
 
+		bool		as_double = false;
+
 		if (strcmp(col->data_type, "enum") == 0 || strcmp(col->data_type, "set") == 0)
 			col->members = members(p);
+		/*
+		 * FLOAT(p) with one argument is a precision in bits: 25 to 53 make a
+		 * DOUBLE (what the binlog and information_schema show), not a FLOAT
+		 */
+		if (strcmp(col->data_type, "float") == 0 && at + 2 < p->ntoks &&
+			p->toks[at + 1].kind == T_NUMBER && p->toks[at + 2].kind == T_PUNCT &&
+			strcmp(p->toks[at + 2].text, ")") == 0 && strspn(p->toks[at + 1].text, "0123456789") ==
+			strlen(p->toks[at + 1].text) && strlen(p->toks[at + 1].text) < 4 &&
+			atoi(p->toks[at + 1].text) > 24)
+			as_double = true;
 		p->pos = at;
 		skip_group(p);
-		appendBinaryStringInfo(&type, start, p->toks[p->pos - 1].end - start);
+		if (as_double)
+		{
+			col->data_type = pstrdup("double");
+			resetStringInfo(&type);
+			appendStringInfoString(&type, "double");
+		}
+		else
+			appendBinaryStringInfo(&type, start, p->toks[p->pos - 1].end - start);
 	}
 	while (is_kw(p, "unsigned") || is_kw(p, "signed") || is_kw(p, "zerofill") ||
 		   is_kw(p, "precision") || is_kw(p, "varying"))

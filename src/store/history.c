@@ -138,6 +138,15 @@ col_from_ddl(const blpg_ddl_column *c, const char *table_charset)
 	h->pk = c->pk;
 	if (is_text_type(c->data_type))
 		h->charset = c->charset ? pstrdup(c->charset) : table_charset ? pstrdup(table_charset) : NULL;
+	else if (strcmp(c->data_type, "json") == 0)
+	{
+		/*
+		 * MariaDB's JSON is LONGTEXT CHARACTER SET utf8mb4 whatever the
+		 * table's charset (information_schema says so); MySQL's binary JSON
+		 * does not use it
+		 */
+		h->charset = pstrdup(c->charset ? c->charset : "utf8mb4");
+	}
 	h->nmembers = list_length(c->members);
 	h->members = palloc0(sizeof(char *) * (h->nmembers + 1));
 	foreach(lc, c->members)

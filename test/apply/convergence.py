@@ -49,6 +49,22 @@ Cases (one "ok - apply-convergence/NAME" line each):
                       every row arrives (a trigger NOTIFYs each applied row
                       to a listener in another process); p50/p99/max of
                       commit -> visible are printed, not asserted
+  matrix/METADATA-IMAGE
+                      the configuration matrix (issue #10 item 4): MariaDB
+                      conv at binlog_row_metadata x binlog_row_image
+                      full-full, minimal-full, nolog-minimal, full-noblob,
+                      minimal-minimal (SET GLOBAL for the case's sessions),
+                      the converge course (snapshot while the writer writes,
+                      its ALTERs mid-stream after the source streams,
+                      continuous apply)
+  matrix/METADATA-IMAGE/backlog-ddl
+                      the same configuration, the database created and
+                      written (ALTERs included) while no source reads it:
+                      under MINIMAL/NO_LOG a source starting after CREATE
+                      TABLE but before the ALTERs is refused before
+                      streaming (table, start position, the fixes FULL
+                      metadata or a snapshot); a source starting before
+                      CREATE DATABASE creates the tables and converges
   big-transaction     one ~1 GB MariaDB transaction through a 16 MB ring:
                       apply fails on its last row (a CHECK constraint):
                       nothing visible; after the fix it applies whole; a
@@ -66,8 +82,10 @@ Environment (defaults in test/suites/80-apply-convergence.sh):
   BLF_CONV_SKIP_BIG=1   skip big-transaction
   BLF_CONV_BIG_MB       size of the big transaction's row images (1024)
   BLF_CONV_TXNS         transactions of a convergence case (converge: 3x)
+  BLF_CONV_MATRIX_TXNS  transactions of a matrix case (300)
 """
 
+import contextlib
 import multiprocessing
 import os
 import random
@@ -258,9 +276,10 @@ class Conv:
         self.wt = WriterThread(self.writer, ntxns, rate, hooks)
         self.wt.start()
 
-    def snapshot(self):
+    def snapshot(self, locked=False):
+        """locked: the caller holds the writer's ddl_lock."""
         t0 = time.monotonic()
-        with self.writer.ddl_lock:
+        with self.writer.ddl_lock if not locked else contextlib.nullcontext():
             rows = PG.query('SELECT source, rows, snapshot_position, created '
                             'FROM binlog_fdw.snapshot(%s, %s)',
                             (self.server, ['%s.%s' % (self.db, t) for t in TABLE_NAMES]))
@@ -474,6 +493,163 @@ for _fname, _ffn in FAULTS:
         case('%s/%s' % (_fname, _mode))(
             lambda seed, _m=_mode, _n=_fname, _f=_ffn: run_conv('%s-%s' % (_n, _m), _m, seed,
                                                                  TXNS, 100, fault=_f))
+
+
+# ---------------------------------------------------------------------------
+# the configuration matrix (issue #10 item 4): binlog_row_metadata x
+# binlog_row_image of the source, each with DDL mid-stream and with a
+# backlog that crosses DDL
+
+MATRIX = [('FULL', 'FULL'), ('MINIMAL', 'FULL'), ('NO_LOG', 'MINIMAL'),
+          ('FULL', 'NOBLOB'), ('MINIMAL', 'MINIMAL')]
+MATRIX_TXNS = int(os.environ.get('BLF_CONV_MATRIX_TXNS', '300'))
+
+
+def matrix_name(metadata, image):
+    return '%s-%s' % (metadata.lower().replace('_', ''), image.lower())
+
+
+class SourceConfig:
+    """
+    binlog_row_metadata and binlog_row_image of MariaDB "conv" for the
+    sessions that connect from now on (the metadata is global only, the
+    writer's sessions also set the image); back to FULL/FULL on exit.
+    """
+
+    def __init__(self, metadata, image):
+        self.metadata = metadata
+        self.image = image
+
+    def __enter__(self):
+        MDB.query("SET GLOBAL binlog_row_metadata = '%s'" % self.metadata)
+        MDB.query("SET GLOBAL binlog_row_image = '%s'" % self.image)
+        got = MDB.query('SELECT @@global.binlog_row_metadata, @@global.binlog_row_image')[0]
+        require(tuple(got) == (self.metadata, self.image),
+                'MariaDB conv is at %s, not %s/%s' % (got, self.metadata, self.image))
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            MDB.query("SET GLOBAL binlog_row_metadata = 'FULL'")
+            MDB.query("SET GLOBAL binlog_row_image = 'FULL'")
+        except Exception as e:                      # noqa: BLE001
+            log('could not set MariaDB conv back to FULL/FULL: %s' % e)
+        return False
+
+
+def master_position():
+    r = MDB.query('SHOW MASTER STATUS')[0]
+    return r[0], int(r[1])
+
+
+def run_matrix(metadata, image, seed):
+    """A snapshot while the writer writes (ALTERs mid-stream), then converge."""
+    name = 'matrix-' + matrix_name(metadata, image)
+    with SourceConfig(metadata, image):
+        c = Conv(name, 'continuous', seed, row_image=None if image == 'FULL' else image)
+        try:
+            c.setup()
+            c.write(MATRIX_TXNS, 150)
+            wait_for(lambda: c.writer.txns >= 0.15 * MATRIX_TXNS + 7 or not c.wt.is_alive(), 60,
+                     'the writer to make 15% of its transactions')
+            # no ALTER between the snapshot and the start: under MINIMAL/NO_LOG
+            # a source whose first start comes after DDL that followed its
+            # snapshot's position is refused (the history is seeded from
+            # information_schema at the start, not from the snapshot's
+            # definitions) -- see the report of issue #10 item 4
+            with c.writer.ddl_lock:
+                c.snapshot(locked=True)
+                c.start()
+            c.finish_writes()
+            require(c.writer.ddl > 0, 'the writer ran no ALTER')
+            c.converge()
+            log('%s: %s' % (name, c.summary()))
+        finally:
+            c.close()
+        log('%s: the source wrote with binlog_row_metadata=%s, binlog_row_image=%s'
+            % (name, metadata, image))
+
+
+def run_matrix_backlog(metadata, image, seed):
+    """
+    A backlog across DDL: the database created and written to (ALTERs
+    included) while no source reads it, then sources started at positions
+    in the past.  A start at a position after the tables' CREATE TABLE but
+    before the ALTERs: with MINIMAL/NO_LOG metadata refused before
+    streaming (README: "A start in the past ... across DDL on a captured
+    table -- except from the table's CREATE TABLE on -- is refused before
+    streaming, naming the table, the DDL's position and the fixes"); with
+    FULL metadata not tried (its tables would need a copy).  A start before
+    CREATE DATABASE (every metadata): apply creates the tables, replays the
+    ALTERs in order and converges.
+    """
+    name = 'matrix-' + matrix_name(metadata, image) + '-backlog'
+    with SourceConfig(metadata, image):
+        c = Conv(name, 'continuous', seed, row_image=None if image == 'FULL' else image)
+        early = c.server + '_e'
+        early_made = False
+        try:
+            PG.execute('DROP SCHEMA IF EXISTS %s CASCADE' % c.db)
+            PG.execute('DELETE FROM binlog_fdw.table_mapping WHERE server_name IN (%s, %s)',
+                       (c.server, early))
+            before_create = master_position()
+            c.writer.create(0)
+            after_create = master_position()
+            c.writer.run(MATRIX_TXNS, None)
+            require(c.writer.ddl > 0 and not c.writer.alters and not c.writer.errors,
+                    'the writer ran %d ALTERs, %d left, errors %s'
+                    % (c.writer.ddl, len(c.writer.alters), short(c.writer.errors, 400)))
+            log('%s: backlog of %d transactions and %d ALTERs from %s:%d (CREATE at %s:%d)'
+                % (name, c.writer.txns, c.writer.ddl, after_create[0], after_create[1],
+                   before_create[0], before_create[1]))
+
+            if metadata != 'FULL':
+                create_source(PG, early, MDB.port, next(SERVER_IDS), include='^%s\\.' % c.db,
+                              start='%s:%d' % after_create, continuous='true')
+                early_made = True
+                PG.execute('SELECT binlog_fdw.start(%s)', (early,))
+                err = wait_for(lambda: (lambda e: e if e and 'is unknown' in e else None)(
+                    status(early).get('last_error')), 60, 'source %s to refuse its start' % early)
+                log('%s: start at %s:%d refused: %s' % (name, after_create[0], after_create[1],
+                                                         short(err, 600)))
+                for want in ('at the start position %s:%d is unknown' % after_create,
+                             'the table was changed at binlog', 'binlog_row_metadata=FULL',
+                             'snapshot'):
+                    require(want in err, 'the refusal lacks %r: %s' % (want, short(err, 800)))
+                require(re.search(r'definition of table %s\.t_\w+ at' % c.db, err),
+                        'the refusal names no table of %s: %s' % (c.db, short(err, 800)))
+                st = status(early)
+                require(not st.get('applied_transactions'),
+                        'the refused source applied %s transactions' % st.get('applied_transactions'))
+                require(not PG.query("SELECT 1 FROM pg_namespace WHERE nspname = %s", (c.db,)),
+                        'the refused source created schema %s' % c.db)
+                drop_source(early)
+                early_made = False
+
+            # from before CREATE DATABASE: apply creates schema and tables
+            create_source(PG, c.server, MDB.port, next(SERVER_IDS), include='^%s\\.' % c.db,
+                          start='%s:%d' % before_create, continuous='true')
+            try:
+                c.start()
+            except CaseFailure as e:
+                raise CaseFailure('%s; last error: %s' % (e, short(status(c.server).get('last_error'), 800)))
+            # the tables come with the backlog's CREATE TABLEs (the marker's
+            # query must not fail on a table that is not there yet)
+            wait_for(lambda: PG.query('SELECT to_regclass(%s)', ('%s.t_mark' % c.db,))[0][0], 120,
+                     'apply to create %s.t_mark' % c.db, interval=0.2)
+            c.converge()
+            log('%s: %s' % (name, c.summary()))
+        finally:
+            if early_made:
+                drop_source(early)
+            c.close()
+
+
+for _md, _im in MATRIX:
+    case('matrix/%s' % matrix_name(_md, _im))(
+        lambda seed, _md=_md, _im=_im: run_matrix(_md, _im, seed))
+    case('matrix/%s/backlog-ddl' % matrix_name(_md, _im))(
+        lambda seed, _md=_md, _im=_im: run_matrix_backlog(_md, _im, seed))
 
 
 # ---------------------------------------------------------------------------

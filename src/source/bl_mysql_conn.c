@@ -17,10 +17,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * what is often the statement that failed: a long one is shortened (marked
+ * "...") so that the server's error, the part that says what went wrong,
+ * always fits in the message.
+ */
+#define BL_MYSQL_WHAT_MAX 160
+
 int
 bl_mysql_fail(MYSQL *conn, bl_error *err, const char *what)
 {
-	return bl_error_set(err, BL_ERR_IO, "%s: %s (MySQL error %u)", what,
+	size_t		len = strlen(what);
+
+	return bl_error_set(err, BL_ERR_IO, "%.*s%s: %s (MySQL error %u)",
+						(int) (len > BL_MYSQL_WHAT_MAX ? BL_MYSQL_WHAT_MAX : len), what,
+						len > BL_MYSQL_WHAT_MAX ? "..." : "",
 						mysql_error(conn), mysql_errno(conn));
 }
 

@@ -242,6 +242,11 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 extern int	blpg_continuous_synchronous_commit;
 extern const struct config_enum_entry blpg_synchronous_commit_options[];
 
+/* The MySQL connection options of a copy, from the source's (snapshot.c). */
+struct bl_source_options;
+extern void blpg_snapshot_source_options(const blpg_source_config *cfg,
+										 struct bl_source_options *so);
+
 /* verify(): a source table into a relation like its target (snapshot.c) */
 struct bl_snapshot;
 extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot *snap,

@@ -317,17 +317,7 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	chunk_cxt = AllocSetContextCreate(outer, "binlog_fdw load chunk", ALLOCSET_DEFAULT_SIZES);
 	cfg = blpg_load_config(server->serverid, GetUserId());
 	blpg_apply_options_load(server->serverid, &opts);
-	bl_source_options_init(&so);
-	so.host = cfg->host;
-	so.port = (unsigned) cfg->port;
-	so.user = cfg->user;
-	so.password = cfg->password;
-	so.connect_timeout = cfg->connect_timeout;
-	so.read_timeout = 3600;
-	so.ssl_mode = cfg->ssl_mode;
-	so.ssl_ca = cfg->ssl_ca;
-	so.ssl_cert = cfg->ssl_cert;
-	so.ssl_key = cfg->ssl_key;
+	blpg_snapshot_source_options(cfg, &so);
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 
 	for (int i = 0; i < n; i++)

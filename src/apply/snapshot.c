@@ -891,17 +891,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	cfg = blpg_load_config(server->serverid, GetUserId());
 	blpg_apply_options_load(server->serverid, &opts);
-	bl_source_options_init(&so);
-	so.host = cfg->host;
-	so.port = (unsigned) cfg->port;
-	so.user = cfg->user;
-	so.password = cfg->password;
-	so.connect_timeout = cfg->connect_timeout;
-	so.read_timeout = 3600;
-	so.ssl_mode = cfg->ssl_mode;
-	so.ssl_ca = cfg->ssl_ca;
-	so.ssl_cert = cfg->ssl_cert;
-	so.ssl_key = cfg->ssl_key;
+	blpg_snapshot_source_options(cfg, &so);
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 
 	/*
@@ -1092,6 +1082,26 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 		break;
 	}
 	return (Datum) 0;
+}
+
+/*
+ * The MySQL connection options of a copy (snapshot(), sync_table(), load(),
+ * verify()): the source's, with a read timeout long enough for a big table.
+ */
+void
+blpg_snapshot_source_options(const blpg_source_config *cfg, struct bl_source_options *so)
+{
+	bl_source_options_init(so);
+	so->host = cfg->host;
+	so->port = (unsigned) cfg->port;
+	so->user = cfg->user;
+	so->password = cfg->password;
+	so->connect_timeout = cfg->connect_timeout;
+	so->read_timeout = 3600;
+	so->ssl_mode = cfg->ssl_mode;
+	so->ssl_ca = cfg->ssl_ca;
+	so->ssl_cert = cfg->ssl_cert;
+	so->ssl_key = cfg->ssl_key;
 }
 
 /*

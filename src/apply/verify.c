@@ -195,17 +195,7 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 
 	/* 1. the source at one position */
 	cfg = blpg_load_config(server->serverid, GetUserId());
-	bl_source_options_init(&so);
-	so.host = cfg->host;
-	so.port = (unsigned) cfg->port;
-	so.user = cfg->user;
-	so.password = cfg->password;
-	so.connect_timeout = cfg->connect_timeout;
-	so.read_timeout = 3600;
-	so.ssl_mode = cfg->ssl_mode;
-	so.ssl_ca = cfg->ssl_ca;
-	so.ssl_cert = cfg->ssl_cert;
-	so.ssl_key = cfg->ssl_key;
+	blpg_snapshot_source_options(cfg, &so);
 	memset(&err, 0, sizeof(err));
 	snap = bl_snapshot_begin(&so, file, sizeof(file), &pos, &gtid, &err);
 	if (snap == NULL)

@@ -334,7 +334,9 @@ bl_schema_cache_list(bl_schema_cache *c, bl_schema_table_fn table_fn, bl_schema_
 					 void *arg, bl_error *err)
 {
 	if (list_query(c, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
-				   "WHERE TABLE_TYPE = 'BASE TABLE'", table_fn, arg, true, err) != 0)
+				   "WHERE TABLE_TYPE = 'BASE TABLE' "
+				   "AND TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')",
+				   table_fn, arg, true, err) != 0)
 		return -1;
 	return list_query(c, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA",
 					  db_fn, arg, false, err);

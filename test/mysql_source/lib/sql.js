@@ -236,8 +236,16 @@ class Session {
     if (!tm) return null;
     const table = tm[1].toUpperCase();
     const conds = {};
+    const notIn = {};
     if (where) {
       for (const c of where.split(/\s+and\s+/i)) {
+        const n = /^(?:[a-z_]+\.)?([a-z_]+)\s+not\s+in\s*\((.*)\)$/is.exec(c.trim());
+        if (n) {
+          // col NOT IN ('a', 'b', ...): the system schemas a client skips
+          const list = (n[2].match(/'(?:[^'\\]|\\.|'')*'/g) || []).map(unquote);
+          notIn[n[1].toUpperCase()] = list;
+          continue;
+        }
         const m = /^(?:[a-z_]+\.)?([a-z_]+)\s*=\s*('(?:[^'\\]|\\.|'')*')$/is.exec(c.trim());
         if (!m) return syntaxError(c.trim());
         conds[m[1].toUpperCase()] = unquote(m[2]);
@@ -276,7 +284,7 @@ class Session {
           });
       }
     }
-    const picked = rows.filter((r) => Object.keys(conds).every((k) => String(r[k]) === conds[k]));
+    const picked = rows.filter((r) => Object.keys(conds).every((k) => String(r[k]) === conds[k]) && Object.keys(notIn).every((k) => !notIn[k].includes(String(r[k]))));
     const items = splitTop(list);
     const columns = [];
     const getters = [];

@@ -136,6 +136,24 @@ ensure_servers() {
 	return $rc
 }
 
+# After a failed suite: stop the sources it left started in any database of
+# the main cluster, so that their binlog_fdw.max_sources slots do not fail
+# the suites after it (one failure, not a cascade).  Runs after the suite's
+# log check; what it logs falls outside every suite's checked part.
+release_sources() {
+	local db n=0 stopped
+	while IFS= read -r db; do
+		[ -n "$db" ] || continue
+		[ "$("$BLF_PG_BINDIR/psql" -X -qAt -d "$db" -c "SELECT 1 FROM pg_extension WHERE extname = 'binlog_fdw'" 2>/dev/null)" = 1 ] || continue
+		stopped=$("$BLF_PG_BINDIR/psql" -X -qAt -d "$db" -c "SELECT count(*) FILTER (WHERE binlog_fdw.stop(server_name)) FROM binlog_fdw.started_sources" 2>/dev/null) || continue
+		n=$((n + ${stopped:-0}))
+	done < <("$BLF_PG_BINDIR/psql" -X -qAt -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn" 2>/dev/null)
+	if [ "$n" -gt 0 ]; then
+		say "# $1 left $n source(s) started: stopped before the next suite"
+		sleep 3
+	fi
+}
+
 on_exit() {
 	local rc=$?
 	if [ -n "$SUITE_PID" ]; then
@@ -365,6 +383,7 @@ for f in "${SUITES[@]}"; do
 	say "# $name: $((PASSED - p0)) passed, $((FAILED - f0)) failed (${dt}s, exit $rc)"
 	if [ $FAILED -gt "$f0" ]; then
 		show_tail "$log"
+		release_sources "$name" </dev/null
 	fi
 done
 

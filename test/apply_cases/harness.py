@@ -173,6 +173,26 @@ class Source:
         q(self.conn, 'DROP SERVER IF EXISTS %s CASCADE' % self.name)
 
 
+def drop_database(admin, db, timeout=15):
+    """DROP DATABASE db WITH (FORCE), once nothing is connected to it.
+
+    A source stopped just before may still have its worker connected for a
+    moment; FORCE would terminate it and the server log would hold a FATAL
+    that no case asked for.  What is still connected after timeout seconds
+    is logged and terminated by FORCE."""
+    deadline = time.monotonic() + timeout
+    left = []
+    while time.monotonic() < deadline:
+        left = q(admin, 'SELECT pid, backend_type, application_name FROM pg_stat_activity '
+                        'WHERE datname = %s AND pid <> pg_backend_pid()', (db,))
+        if not left:
+            break
+        time.sleep(0.2)
+    if left:
+        log('drop of database %s: still connected after %ds: %s' % (db, timeout, left))
+    q(admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % db)
+
+
 def mdb_fresh(m, db):
     """A new empty MariaDB database (dropped first)."""
     mx(m, 'DROP DATABASE IF EXISTS %s' % mq(db))

@@ -622,7 +622,7 @@ def main():
             admin = harness.pg(db='postgres')
     try:
         conn.close()
-        q(admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
+        harness.drop_database(admin, PGDB)
         mx(m, 'DROP DATABASE IF EXISTS %s' % MDB_DB)
     except Exception as e:                          # noqa: BLE001
         log('cleanup: %s' % e)

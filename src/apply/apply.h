@@ -255,6 +255,16 @@ extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot
 extern Oid	blpg_snapshot_target_of(const char *server_name, const char *source,
 									const blpg_apply_options *opts);
 
+/*
+ * A source that begins streaming at a copy (snapshot(), load()'s first
+ * chunk): the copied tables' definitions (sources "db.table") into its
+ * schema history at the copy's position, read over snap while it holds
+ * their metadata locks, in the calling transaction (snapshot.c).
+ */
+extern void blpg_snapshot_seed_history(Oid serverid, const char *server_name,
+									   struct bl_snapshot *snap, List *sources,
+									   const char *file, uint64 pos);
+
 
 /* ---- progress of initial loads (progress.c) ---- */
 

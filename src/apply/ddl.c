@@ -605,6 +605,9 @@ alter_table(ddl_ctx *c, const blpg_ddl *d)
 			case BLPG_ALTER_CHARSET:
 			case BLPG_ALTER_IGNORED:
 				break;			/* the text is the same; no effect on the data */
+			case BLPG_ALTER_ADD_PRIMARY_KEY:
+			case BLPG_ALTER_DROP_PRIMARY_KEY:
+				break;			/* the target keeps its key (apply finds rows by it) */
 			case BLPG_ALTER_UNSUPPORTED:
 				ddl_unsupported(c, cl->unsupported);
 				break;

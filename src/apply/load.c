@@ -174,6 +174,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	blpg_load_chunk chunk;
 	chunk_write cw;
 	bool		done;
+	volatile bool begins = false;
 
 	/* apply waits for this chunk; it reads the chunks after it */
 	blpg_sync_lock_tables(serverid, list_make2(makeString((char *) db), makeString((char *) table)));
@@ -232,6 +233,16 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 					 errmsg("table %s changed on the source during chunk %d of its load",
 							source, chunk.first ? 1 : st->nchunks + 1),
 					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
+		/* a source never started begins streaming at its first chunk */
+		if (chunk.first)
+		{
+			blpg_position state;
+
+			begins = !blpg_state_load(serverid, &state);
+			if (begins)
+				blpg_snapshot_seed_history(serverid, server_name, snap,
+										   list_make1(makeString((char *) source)), file, pos);
+		}
 	}
 	PG_FINALLY();
 	{
@@ -249,19 +260,16 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	cw.digest = digest;
 	blpg_run_as_owner(chunk_write_fn, &cw);
 
-	/* a source never started begins streaming at its first chunk */
-	if (chunk.first)
+	/* ... with the table's definition there in its schema history */
+	if (begins)
 	{
 		blpg_position state;
 
-		if (!blpg_state_load(serverid, &state))
-		{
-			memset(&state, 0, sizeof(state));
-			strlcpy(state.file, file, sizeof(state.file));
-			state.pos = pos;
-			state.gtid_state = gtid;
-			blpg_state_save(serverid, &state);
-		}
+		memset(&state, 0, sizeof(state));
+		strlcpy(state.file, file, sizeof(state.file));
+		state.pos = pos;
+		state.gtid_state = gtid;
+		blpg_state_save(serverid, &state);
 	}
 	ereport(DEBUG1,
 			(errmsg("binlog_fdw load of %s: chunk of " INT64_FORMAT " rows at %s:%llu%s",

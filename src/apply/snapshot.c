@@ -859,6 +859,24 @@ blpg_load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	(void) load_table(server_name, snap, source, opts, truncate, file, pos, chunk);
 }
 
+/* blpg_snapshot_seed_history, then the end of snap (in any case) */
+static void
+seed_history_and_end(Oid serverid, const char *server_name, bl_snapshot *snap,
+					 List *sources, const char *file, uint64 pos)
+{
+	PG_TRY();
+	{
+		blpg_snapshot_seed_history(serverid, server_name, snap, sources, file, pos);
+	}
+	PG_CATCH();
+	{
+		bl_snapshot_end(snap);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	bl_snapshot_end(snap);
+}
+
 Datum
 binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 {
@@ -1067,21 +1085,84 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 				values[4] = BoolGetDatum(r->created);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
 			}
-			bl_snapshot_end(snap);
-			snap = NULL;
-			/* a source never started begins streaming at the snapshot */
+			/*
+			 * a source never started begins streaming at the snapshot, with
+			 * the copied tables' definitions there in its schema history
+			 */
 			if (!blpg_state_load(server->serverid, &state))
 			{
+				List	   *sources = NIL;
+
+				foreach(lc, (List *) results)
+					sources = lappend(sources, makeString(((table_result *) lfirst(lc))->source));
+				seed_history_and_end(server->serverid, name, snap, sources, file, pos);
+				snap = NULL;
 				memset(&state, 0, sizeof(state));
 				strlcpy(state.file, file, sizeof(state.file));
 				state.pos = pos;
 				state.gtid_state = gtid;
 				blpg_state_save(server->serverid, &state);
 			}
+			bl_snapshot_end(snap);
+			snap = NULL;
 		}
 		break;
 	}
 	return (Datum) 0;
+}
+
+void
+blpg_snapshot_seed_history(Oid serverid, const char *server_name, bl_snapshot *snap,
+						   List *sources, const char *file, uint64 pos)
+{
+	bl_error	err;
+	bl_schema_cache *cache;
+	blpg_history *history;
+	blpg_position at;
+	ListCell   *lc;
+
+	memset(&err, 0, sizeof(err));
+	cache = bl_snapshot_schema_cache(snap, &err);
+	if (cache == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	memset(&at, 0, sizeof(at));
+	strlcpy(at.file, file, sizeof(at.file));
+	at.pos = pos;
+	history = blpg_history_create(server_name, NULL, CurrentMemoryContext);
+	blpg_history_lock_server(history, serverid);
+	PG_TRY();
+	{
+		foreach(lc, sources)
+		{
+			const char *source = strVal(lfirst(lc));
+			const char *dot = strchr(source, '.');
+			char	   *db = pnstrdup(source, dot - source);
+			const bl_schema_table *def = bl_schema_cache_lookup(cache, db, dot + 1);
+			char		charset[128];
+
+			if (def == NULL || bl_schema_cache_table_charset(cache, db, dot + 1, charset,
+															 sizeof(charset), &err) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+						 errmsg("could not read the definition of %s for the schema history of source \"%s\": %s",
+								source, server_name,
+								def == NULL ? (bl_schema_cache_error(cache)[0] ?
+											   bl_schema_cache_error(cache) :
+											   "it is not in information_schema") :
+								err.message),
+						 errdetail("The source would begin streaming at the copy's position %s:%llu without the table's definition there.",
+								   file, (unsigned long long) pos),
+						 errhint("Take the snapshot again.")));
+			blpg_history_seed(history, db, dot + 1, def, charset, NULL, &at);
+		}
+	}
+	PG_FINALLY();
+	{
+		bl_schema_cache_destroy(cache);
+	}
+	PG_END_TRY();
 }
 
 /*

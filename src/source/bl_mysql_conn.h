@@ -34,6 +34,13 @@ extern int	bl_mysql_query_text(MYSQL *conn, const char *sql, char **out, bl_erro
 extern int	bl_mysql_copy_name(char *out, size_t outlen, const char *name, size_t len,
 							   const char *what, bl_error *err);
 
+/*
+ * A schema cache reading over conn, which stays the caller's (no
+ * reconnect; bl_schema_cache_destroy leaves it open): a snapshot reads
+ * definitions inside its own transaction.
+ */
+extern bl_schema_cache *bl_schema_cache_on(MYSQL *conn, bl_error *err);
+
 /* The connection and options of a source (bl_mysql_source.c). */
 extern MYSQL *bl_source_mysql(bl_source *src);
 extern const bl_source_options *bl_source_get_options(const bl_source *src);

@@ -28,6 +28,7 @@ struct bl_schema_cache
 {
 	bl_source_options opts;
 	MYSQL	   *conn;
+	bool		borrowed;		/* conn is another's (a snapshot's): no reconnect, no close */
 	schema_entry *entries;
 	char		error[512];
 };
@@ -49,6 +50,21 @@ bl_schema_cache_create(const bl_source_options *opts, bl_error *err)
 		free(c);
 		return NULL;
 	}
+	return c;
+}
+
+bl_schema_cache *
+bl_schema_cache_on(MYSQL *conn, bl_error *err)
+{
+	bl_schema_cache *c = calloc(1, sizeof(bl_schema_cache));
+
+	if (c == NULL)
+	{
+		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	c->conn = conn;
+	c->borrowed = true;
 	return c;
 }
 
@@ -184,6 +200,7 @@ load_table(bl_schema_cache *c, const char *schema, const char *table)
 	char		s_esc[512],
 				t_esc[512];
 	uint32_t	n;
+	bool		failed;
 
 	if (strlen(schema) > 200 || strlen(table) > 200)
 		return NULL;
@@ -193,7 +210,14 @@ load_table(bl_schema_cache *c, const char *schema, const char *table)
 			 "SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, CHARACTER_SET_NAME, COLUMN_KEY "
 			 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s' "
 			 "ORDER BY ORDINAL_POSITION", s_esc, t_esc);
-	if (mysql_query(c->conn, sql) != 0)
+	failed = mysql_query(c->conn, sql) != 0;
+	if (failed && c->borrowed)
+	{
+		snprintf(c->error, sizeof(c->error), "reading information_schema for %s.%s: %s",
+				 schema, table, mysql_error(c->conn));
+		return NULL;
+	}
+	if (failed)
 	{
 		/* one reconnect attempt: the side connection may have timed out */
 		bl_error	err;
@@ -291,7 +315,7 @@ bl_schema_cache_destroy(bl_schema_cache *c)
 	if (c == NULL)
 		return;
 	bl_schema_cache_invalidate(c, NULL, NULL);
-	if (c->conn)
+	if (c->conn && !c->borrowed)
 		mysql_close(c->conn);
 	free(c);
 }
@@ -340,4 +364,29 @@ bl_schema_cache_list(bl_schema_cache *c, bl_schema_table_fn table_fn, bl_schema_
 		return -1;
 	return list_query(c, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA",
 					  db_fn, arg, false, err);
+}
+
+int
+bl_schema_cache_table_charset(bl_schema_cache *c, const char *schema, const char *table,
+							  char *out, size_t outlen, bl_error *err)
+{
+	char		sql[2048];
+	char		s_esc[512],
+				t_esc[512];
+	char		coll[256];
+
+	if (strlen(schema) > 200 || strlen(table) > 200)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "name too long: %s.%s", schema, table);
+	mysql_real_escape_string(c->conn, s_esc, schema, (unsigned long) strlen(schema));
+	mysql_real_escape_string(c->conn, t_esc, table, (unsigned long) strlen(table));
+	snprintf(sql, sizeof(sql),
+			 "SELECT TABLE_COLLATION FROM information_schema.TABLES "
+			 "WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s'", s_esc, t_esc);
+	if (bl_mysql_query_value(c->conn, sql, coll, sizeof(coll), err) != 0)
+		return -1;
+	/* the charset is the collation's prefix, as in bl_schema_cache_list */
+	if (strcspn(coll, "_") >= outlen)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "character set name too long: %s", coll);
+	snprintf(out, outlen, "%.*s", (int) strcspn(coll, "_"), coll);
+	return 0;
 }

@@ -244,6 +244,12 @@ bl_snapshot_definition(bl_snapshot *s, const char *schema, const char *table,
 	return bl_mysql_query_value(s->conn, sql, out, outlen, err);
 }
 
+bl_schema_cache *
+bl_snapshot_schema_cache(bl_snapshot *s, bl_error *err)
+{
+	return bl_schema_cache_on(s->conn, err);
+}
+
 bool
 bl_snapshot_definition_changed(const bl_snapshot *s)
 {

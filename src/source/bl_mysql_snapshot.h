@@ -45,6 +45,14 @@ extern int	bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
 extern int	bl_snapshot_definition(bl_snapshot *s, const char *schema, const char *table,
 								   char *out, size_t outlen, bl_error *err);
 
+/*
+ * A schema cache (bl_mysql_source.h) that reads over the snapshot's own
+ * connection: the definitions of tables whose rows the snapshot read are
+ * those at its position while it lasts (their metadata locks keep DDL
+ * out).  Destroy it (bl_schema_cache_destroy) before bl_snapshot_end.
+ */
+extern bl_schema_cache *bl_snapshot_schema_cache(bl_snapshot *s, bl_error *err);
+
 /* Did the last failure come from DDL running meanwhile (worth a retry)? */
 extern bool bl_snapshot_definition_changed(const bl_snapshot *s);
 

@@ -218,6 +218,10 @@ typedef void (*bl_schema_table_fn) (void *arg, const char *schema, const char *t
 									const char *charset);
 extern int	bl_schema_cache_list(bl_schema_cache *cache, bl_schema_table_fn table_fn,
 								 bl_schema_table_fn db_fn, void *arg, bl_error *err);
+/* The default character set of one table ("" if it has none). */
+extern int	bl_schema_cache_table_charset(bl_schema_cache *cache, const char *schema,
+										  const char *table, char *out, size_t outlen,
+										  bl_error *err);
 extern void bl_schema_cache_destroy(bl_schema_cache *cache);
 
 #endif							/* BL_MYSQL_SOURCE_H */

@@ -6,10 +6,10 @@
  *	  advances the definitions of captured tables with it (history.c), so
  *	  that both read a statement the same way.
  *
- *	  Understood: CREATE TABLE (columns, PRIMARY KEY, table charset),
- *	  DROP TABLE, RENAME TABLE, TRUNCATE, ALTER TABLE (ADD/DROP/MODIFY/
- *	  CHANGE/RENAME COLUMN with FIRST/AFTER, ALTER COLUMN SET/DROP DEFAULT,
- *	  RENAME, CONVERT TO CHARACTER SET, charset options, index and key
+ *	  Understood: CREATE TABLE (columns, [CONSTRAINT x] PRIMARY KEY, table
+ *	  charset), DROP TABLE, RENAME TABLE, TRUNCATE, ALTER TABLE (ADD/DROP/
+ *	  MODIFY/CHANGE/RENAME COLUMN with FIRST/AFTER, ALTER COLUMN SET/DROP
+ *	  DEFAULT, ADD/DROP PRIMARY KEY, RENAME, CONVERT TO CHARACTER SET, charset options, index and key
  *	  clauses, table options, partition clauses), CREATE/DROP/ALTER
  *	  DATABASE.  Anything else is BLPG_DDL_OTHER.
  */
@@ -627,6 +627,61 @@ charset_option(parser *p, char **charset)
 	return true;
 }
 
+/*
+ * At "[CONSTRAINT [name]] PRIMARY KEY": true, past PRIMARY (the name of a
+ * primary key constraint is ignored by MySQL, and here).  Anything else:
+ * false, nothing read.
+ */
+static bool
+primary_key(parser *p)
+{
+	if (is_kw(p, "constraint"))
+	{
+		int			save = p->pos;
+
+		next(p);
+		if (!is_kw(p, "primary") && !is_kw(p, "unique") && !is_kw(p, "foreign") &&
+			!is_kw(p, "check"))
+			next(p);			/* the constraint's name */
+		if (accept_kw(p, "primary"))
+			return true;
+		p->pos = save;
+		return false;
+	}
+	return accept_kw(p, "primary");
+}
+
+/* After PRIMARY: "KEY [USING x] (col [(len)] [ASC|DESC], ...)": the columns (char *). */
+static List *
+primary_key_columns(parser *p)
+{
+	List	   *cols = NIL;
+
+	accept_kw(p, "key");
+	if (is_kw(p, "using"))
+	{
+		next(p);
+		next(p);
+	}
+	if (accept_punct(p, "("))
+	{
+		while (!is_punct(p, ")") && peek(p)->kind != T_END)
+		{
+			char	   *col = ident(p);
+
+			if (col)
+				cols = lappend(cols, col);
+			if (is_punct(p, "("))
+				skip_group(p);	/* prefix length */
+			accept_kw(p, "asc");
+			accept_kw(p, "desc");
+			accept_punct(p, ",");
+		}
+		accept_punct(p, ")");
+	}
+	return cols;
+}
+
 static void
 create_table(blpg_ddl *d, parser *p)
 {
@@ -652,30 +707,9 @@ create_table(blpg_ddl *d, parser *p)
 	accept_punct(p, "(");
 	while (peek(p)->kind != T_END && !is_punct(p, ")"))
 	{
-		if (accept_kw(p, "primary"))
+		if (primary_key(p))
 		{
-			accept_kw(p, "key");
-			if (is_kw(p, "using"))
-			{
-				next(p);
-				next(p);
-			}
-			if (accept_punct(p, "("))
-			{
-				while (!is_punct(p, ")") && peek(p)->kind != T_END)
-				{
-					char	   *col = ident(p);
-
-					if (col)
-						d->pk = lappend(d->pk, col);
-					if (is_punct(p, "("))
-						skip_group(p);	/* prefix length */
-					accept_kw(p, "asc");
-					accept_kw(p, "desc");
-					accept_punct(p, ",");
-				}
-				accept_punct(p, ")");
-			}
+			d->pk = primary_key_columns(p);
 			skip_to_comma(p);
 		}
 		else if (is_kw(p, "key") || is_kw(p, "index") || is_kw(p, "unique") ||
@@ -895,9 +929,14 @@ alter_table(blpg_ddl *d, parser *p)
 			return;				/* partition clauses come last */
 		if (accept_kw(p, "add"))
 		{
+			if (primary_key(p))
+			{
+				new_clause(d, BLPG_ALTER_ADD_PRIMARY_KEY)->key_columns = primary_key_columns(p);
+				skip_to_comma(p);
+				continue;
+			}
 			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "unique") || is_kw(p, "constraint") ||
-				is_kw(p, "primary") || is_kw(p, "foreign") || is_kw(p, "fulltext") ||
-				is_kw(p, "spatial") || is_kw(p, "check"))
+				is_kw(p, "foreign") || is_kw(p, "fulltext") || is_kw(p, "spatial") || is_kw(p, "check"))
 			{
 				skip_to_comma(p);
 				new_clause(d, BLPG_ALTER_IGNORED);
@@ -925,7 +964,14 @@ alter_table(blpg_ddl *d, parser *p)
 		{
 			blpg_ddl_clause *c;
 
-			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "primary") || is_kw(p, "foreign") ||
+			if (accept_kw(p, "primary"))
+			{
+				accept_kw(p, "key");
+				new_clause(d, BLPG_ALTER_DROP_PRIMARY_KEY);
+				skip_to_comma(p);
+				continue;
+			}
+			if (is_kw(p, "index") || is_kw(p, "key") || is_kw(p, "foreign") ||
 				is_kw(p, "constraint") || is_kw(p, "check"))
 			{
 				skip_to_comma(p);

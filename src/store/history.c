@@ -27,10 +27,12 @@
 #include "store/store.h"
 
 #include "access/xact.h"
+#include "catalog/pg_foreign_server.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "mb/pg_wchar.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -271,6 +273,27 @@ apply_alter(List **defs, const blpg_ddl *s, hdef *d)
 							if (is_text_type(c->data_type))
 								c->charset = d->charset;
 						}
+					}
+				}
+				break;
+			case BLPG_ALTER_DROP_PRIMARY_KEY:
+			case BLPG_ALTER_ADD_PRIMARY_KEY:
+				{
+					ListCell   *cc;
+
+					/* a table has one primary key: ADD names all of it */
+					foreach(cc, d->cols)
+						((hcol *) lfirst(cc))->pk = false;
+					foreach(cc, cl->key_columns)
+					{
+						i = col_index(d, lfirst(cc));
+						if (i < 0)
+						{
+							set_unknown(d, psprintf("ADD PRIMARY KEY of a column \"%s\" the history does not have",
+													(char *) lfirst(cc)));
+							break;
+						}
+						((hcol *) list_nth(d->cols, i))->pk = true;
 					}
 				}
 				break;
@@ -641,6 +664,20 @@ blpg_history_set_name(blpg_history *h, const char *server_name)
 }
 
 void
+blpg_history_lock_server(blpg_history *h, Oid serverid)
+{
+	ForeignServer *server;
+
+	LockDatabaseObject(ForeignServerRelationId, serverid, 0, AccessShareLock);
+	server = GetForeignServerExtended(serverid, FSV_MISSING_OK);
+	if (server == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the foreign server of binlog_fdw source with OID %u was dropped", serverid)));
+	blpg_history_set_name(h, server->servername);
+}
+
+void
 blpg_history_load(blpg_history *h)
 {
 	MemoryContextReset(h->cxt);
@@ -710,6 +747,40 @@ blpg_history_advance(blpg_history *h, const char *db, const char *sql, uint16 se
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Does an ALTER TABLE change what the table's rows events carry (columns,
+ * their order, names, types, charsets) or its key?  Indexes, defaults,
+ * table options, partitioning and the default charset of columns still to
+ * come do not: today's definition is also the one before such a statement.
+ */
+static bool
+alter_changes_columns(const blpg_ddl *s)
+{
+	ListCell   *lc;
+
+	if (s->unsupported || s->clauses == NIL)
+		return true;			/* not read: it may change anything */
+	foreach(lc, s->clauses)
+	{
+		const blpg_ddl_clause *cl = lfirst(lc);
+
+		switch (cl->kind)
+		{
+			case BLPG_ALTER_IGNORED:
+			case BLPG_ALTER_SET_DEFAULT:
+			case BLPG_ALTER_DROP_DEFAULT:
+				break;
+			case BLPG_ALTER_CHARSET:
+				if (cl->first)	/* CONVERT TO: the columns' charsets too */
+					return true;
+				break;
+			default:
+				return true;
+		}
+	}
+	return false;
+}
+
 bool
 blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql, char **table_out,
 							List **dropped)
@@ -733,7 +804,7 @@ blpg_history_scan_statement(blpg_history *h, const char *db, const char *sql, ch
 			}
 			return false;
 		case BLPG_DDL_ALTER_TABLE:
-			if (s->name)
+			if (s->name && alter_changes_columns(s))
 				touched = lappend(touched, psprintf("%s.%s", s->db, s->name));
 			break;
 		case BLPG_DDL_DROP_TABLE:

@@ -696,6 +696,8 @@ typedef enum blpg_ddl_clause_kind
 	BLPG_ALTER_DROP_DEFAULT,	/* name */
 	BLPG_ALTER_RENAME_TABLE,	/* new_db, new_name */
 	BLPG_ALTER_CHARSET,			/* table default charset: new_name */
+	BLPG_ALTER_ADD_PRIMARY_KEY, /* key_columns */
+	BLPG_ALTER_DROP_PRIMARY_KEY,
 	BLPG_ALTER_IGNORED,			/* indexes, options, harmless partitioning */
 	BLPG_ALTER_UNSUPPORTED		/* unsupported says why */
 } blpg_ddl_clause_kind;
@@ -710,6 +712,7 @@ typedef struct blpg_ddl_clause
 	bool		if_exists;		/* DROP COLUMN IF EXISTS, ADD ... IF NOT EXISTS */
 	bool		first;			/* FIRST */
 	char	   *after;			/* AFTER col */
+	List	   *key_columns;	/* ADD PRIMARY KEY: its columns (char *) */
 	const char *unsupported;
 } blpg_ddl_clause;
 
@@ -758,6 +761,11 @@ extern blpg_history *blpg_history_create(const char *server_name, blpg_filter *f
 										 MemoryContext parent);
 /* The server's name now (a RENAME renamed its rows). */
 extern void blpg_history_set_name(blpg_history *h, const char *server_name);
+/*
+ * Before writing seeds: lock the server against RENAME and DROP until the
+ * transaction ends and follow its name now (rows are keyed by it).
+ */
+extern void blpg_history_lock_server(blpg_history *h, Oid serverid);
 /* The definitions at the durable position (the latest rows). */
 extern void blpg_history_load(blpg_history *h);
 extern bool blpg_history_knows(blpg_history *h, const char *schema, const char *table);

@@ -785,6 +785,7 @@ prepare_history(worker_ctx *w, const bl_source_info *info)
 	}
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	blpg_history_lock_server(w->history, w->cfg->serverid);
 	foreach(lc, hp.tables)
 	{
 		seed_item  *it = lfirst(lc);

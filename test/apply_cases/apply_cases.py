@@ -98,7 +98,7 @@ import cases_security                               # noqa: E402
 import cases_status                                 # noqa: E402
 import cases_triggers                               # noqa: E402
 import apply_types                                  # noqa: E402
-from harness import (KEEP, MDB_PREFIX, PGDB, Runner, log, mdb, mx, pg, q, q1, short)  # noqa: E402
+from harness import (KEEP, MDB_PREFIX, PGDB, Runner, drop_database, log, mdb, mx, pg, q, q1, short)  # noqa: E402
 
 
 def cleanup(conn_pg_admin, m):
@@ -112,7 +112,7 @@ def cleanup(conn_pg_admin, m):
             d.close()
         except psycopg2.Error as e:
             log('cleanup: %s' % str(e).strip())
-        q(conn_pg_admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
+        drop_database(conn_pg_admin, PGDB)     # once the stopped workers are gone
     q(conn_pg_admin, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % cases_geometry.GIS_DB)
     for role in ('blf_ac_writer', 'blf_ac_nopriv', 'blf_ac_plain'):
         if q1(conn_pg_admin, 'SELECT count(*) FROM pg_roles WHERE rolname = %s', (role,)):

@@ -65,6 +65,10 @@ def case_ddl(conn, m):
         'CREATE TABLE t4 (id INT PRIMARY KEY)',
         'INSERT INTO t4 VALUES (1)',
         'DROP TABLE t4',
+        # a named primary key constraint (MySQL ignores its name) is the key
+        'CREATE TABLE t5 (id INT NOT NULL, v INT, CONSTRAINT t5_key PRIMARY KEY (id))',
+        'INSERT INTO t5 VALUES (1, 1), (2, 2)',
+        'UPDATE t5 SET v = 20 WHERE id = 2',
         # partitions: clauses that change no rows are ignored
         'CREATE TABLE tp (id INT PRIMARY KEY, v INT) PARTITION BY RANGE (id) '
         '(PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN (20))',
@@ -80,7 +84,7 @@ def case_ddl(conn, m):
         mx(w, sql)
     t = src.sync(w)
     log('DDL stream applied in %d apply() calls: %s' % (t['calls'], t))
-    check(t['ddl'] == 16, '%d DDL statements applied, expected 16' % t['ddl'])
+    check(t['ddl'] == 17, '%d DDL statements applied, expected 17' % t['ddl'])
     exp = {'id': 'integer not null', 'aa': 'character varying(40)', 'dd': 'character varying(5) not null',
            'c': 'bigint not null', 'e': 'smallint not null'}
     got = col_types(conn, db, 't1')
@@ -98,6 +102,11 @@ def case_ddl(conn, m):
     rows_equal(conn, m, 'blf_ac_ddl.t3', 'blf_ac_ddl.t3', ['id', 'v', 's'], 't3',
                pcols=['id', 'v', "array_to_string(s, ',')"])
     rows_equal(conn, m, 'blf_ac_ddl.tp', 'blf_ac_ddl.tp', ['id', 'v'], 'tp')
+    pk5 = q1(conn, "SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_index i JOIN pg_attribute a "
+                   "ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) "
+                   "WHERE i.indrelid = 'blf_ac_ddl.t5'::regclass AND i.indisprimary")
+    check(pk5 == ['id'], 'primary key of t5 (CONSTRAINT t5_key PRIMARY KEY (id)): %s' % pk5)
+    rows_equal(conn, m, 'blf_ac_ddl.t5', 'blf_ac_ddl.t5', ['id', 'v'], 't5')
     check(q1(conn, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'blf_ac_ddl.t1'::regclass") == 0,
           'the MySQL trigger was copied')
     maps = q(conn, "SELECT source_table, target_table FROM binlog_fdw.table_mapping "

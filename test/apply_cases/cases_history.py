@@ -15,37 +15,136 @@ order and names, and the rows land in the right columns.
       the DDL acknowledged, some not); a source started at a position before the DDL refuses
       before streaming, naming the table, the DDL's position and the fixes;
       a source started 'earliest' (the binlog holds the table's CREATE)
-      replays everything into a new target, equal to MariaDB.
+      replays everything into a new target, equal to MariaDB; a source
+      that begins at its copy (snapshot(), or load() in chunks) has the
+      table's definition in its history at the copy's position, so DDL
+      between the copy and the first start() is replayed, not refused; a
+      start in the past across DDL that leaves the columns alone (an index,
+      a default, table options) is not refused either.
   schema-history-full     the suite's MariaDB (FULL metadata): the event's
       own names are checked against the history: a history that disagrees
-      stops the worker with an error naming table, column and both names.
+      stops the worker with an error naming table, column and both names;
+      snapshot() under a RENAME of its server that commits meanwhile writes
+      the history's rows under the new name.
 
 Instances: "ac-hmin" (BLF_APPLY_HMIN_PORT, 3443), "ac-hnolog"
 (BLF_APPLY_HNOLOG_PORT, 3444), destroyed at the end unless BLF_APPLY_KEEP=1.
 """
 
 import os
+import threading
 
 from cases_images import destroy_instance, start_instance
-from harness import (KEEP, Fail, Source, check, log, mdb_fresh, mx, q, q1, short, status,
+from harness import (KEEP, Fail, Source, check, log, mdb_fresh, mx, pg, q, q1, short, status,
                      wait_for)
 
 HMIN_PORT = int(os.environ.get('BLF_APPLY_HMIN_PORT', '3443'))
 HNOLOG_PORT = int(os.environ.get('BLF_APPLY_HNOLOG_PORT', '3444'))
 
 
-def rows_by_name(conn, m, db, cols):
-    pg = q(conn, 'SELECT %s FROM %s.t ORDER BY id' % (', '.join(cols), db))
-    my = [tuple(r) for r in mx(m, 'SELECT %s FROM %s.t ORDER BY id' % (', '.join(cols), db))]
+def rows_by_name(conn, m, db, cols, table='t'):
+    pg = q(conn, 'SELECT %s FROM %s.%s ORDER BY id' % (', '.join(cols), db, table))
+    my = [tuple(r) for r in mx(m, 'SELECT %s FROM %s.%s ORDER BY id' % (', '.join(cols), db, table))]
     return pg, my
 
 
-def same(conn, m, db, cols, what):
-    pg, my = rows_by_name(conn, m, db, cols)
+def same(conn, m, db, cols, what, table='t'):
+    pg, my = rows_by_name(conn, m, db, cols, table)
     if pg != my:
-        raise Fail('%s: %s.t differs (columns %s): PostgreSQL %s, MariaDB %s'
-                   % (what, db, cols, short(pg, 600), short(my, 600)))
+        raise Fail('%s: %s.%s differs (columns %s): PostgreSQL %s, MariaDB %s'
+                   % (what, db, table, cols, short(pg, 600), short(my, 600)))
     return len(pg)
+
+
+def latest_columns(conn, name, table):
+    return q1(conn, "SELECT string_agg(c->>'name', ',') FROM (SELECT definition FROM "
+                    "binlog_fdw.schema_history WHERE server_name = %s AND source_table = %s "
+                    "ORDER BY seq DESC LIMIT 1) h, jsonb_array_elements(h.definition->'columns') c",
+              (name, table))
+
+
+def start_across_harmless_ddl(conn, m, db, name, port):
+    """A start in the past across DDL that leaves the rows' columns alone
+    (an index, a default, table options, the table's default charset) is
+    not refused: today's definition is also the one before it."""
+    src = None
+    try:
+        mx(m, 'CREATE TABLE %s.w (id INT PRIMARY KEY, a INT, b VARCHAR(10))' % db)
+        mx(m, "INSERT INTO %s.w VALUES (1, 1, 'x')" % db)
+        q(conn, 'CREATE TABLE %s.w (id int PRIMARY KEY, a int, b text)' % db)
+        q(conn, "INSERT INTO %s.w VALUES (1, 1, 'x')" % db)
+        at = mx(m, 'SHOW MASTER STATUS')[0]
+        mx(m, "INSERT INTO %s.w VALUES (2, 2, 'y')" % db)
+        mx(m, "ALTER TABLE %s.w ADD INDEX ia (a), ALTER COLUMN a SET DEFAULT 7, COMMENT 'c'" % db)
+        mx(m, "INSERT INTO %s.w VALUES (3, 3, 'z')" % db)
+        mx(m, 'ALTER TABLE %s.w ENGINE=InnoDB' % db)
+        mx(m, "UPDATE %s.w SET b = 'yy' WHERE id = 2" % db)
+        mx(m, 'ALTER TABLE %s.w DEFAULT CHARSET latin1' % db)
+        mx(m, 'DELETE FROM %s.w WHERE id = 1' % db)
+        mx(m, "INSERT INTO %s.w (id, b) VALUES (4, 'ü')" % db)
+        src = Source(conn, name + '_w', r'^%s\.w$' % db, port=port, start='%s:%d' % (at[0], int(at[1])))
+        src.start()
+        src.sync(m)
+        n = same(conn, m, db, ['id', 'a', 'b'], 'a start across index/default/option DDL', 'w')
+        check(n == 3, '%d rows of w, expected 3' % n)
+    finally:
+        if src and not KEEP:
+            src.drop()
+
+
+def seeded_by_copy(conn, m, db, name, port, how):
+    """A source that begins at its copy (snapshot() or load(), never started
+    before) has the copied table's definition in its history at the copy's
+    position: DDL between the copy and the first start is replayed, not
+    refused (the definition at the position is known)."""
+    table = 'u_' + how
+    src = None
+    try:
+        mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, a INT, b INT, c INT)' % (db, table))
+        mx(m, 'INSERT INTO %s.%s VALUES (1, 1, 2, 3), (2, 4, 5, 6), (3, 7, 8, 9)' % (db, table))
+        src = Source(conn, '%s_%s' % (name, how), r'^%s\.%s$' % (db, table), port=port)
+        if how == 'snapshot':
+            src.snapshot(['%s.%s' % (db, table)])
+        else:
+            q(conn, 'CALL binlog_fdw.load(%s, %s, 1)', (src.name, ['%s.%s' % (db, table)]))
+        state = q(conn, 'SELECT file, pos FROM binlog_fdw.source_state WHERE server_name = %s',
+                  (src.name,))
+        seeds = q(conn, 'SELECT binlog_file, binlog_pos FROM binlog_fdw.schema_history '
+                        'WHERE server_name = %s AND source_schema = %s AND source_table = %s '
+                        'AND ddl IS NULL', (src.name, db, table))
+        log('%s: source_state %s, seed rows %s' % (how, state, seeds))
+        check(len(state) == 1 and seeds == state,
+              '%s: the history of %s holds %s, expected one seed at the position streaming begins %s'
+              % (how, table, seeds, state))
+        check(latest_columns(conn, src.name, table) == 'id,a,b,c',
+              '%s: seeded columns %r' % (how, latest_columns(conn, src.name, table)))
+        # DDL that moves and replaces columns before the first start
+        mx(m, 'ALTER TABLE %s.%s MODIFY c INT AFTER id' % (db, table))
+        mx(m, 'INSERT INTO %s.%s (id, a, b, c) VALUES (4, 10, 11, 12)' % (db, table))
+        mx(m, 'ALTER TABLE %s.%s DROP COLUMN a, ADD COLUMN z INT' % (db, table))
+        mx(m, 'INSERT INTO %s.%s (id, b, c, z) VALUES (5, 13, 14, 15)' % (db, table))
+        mx(m, 'UPDATE %s.%s SET z = 99, b = 98 WHERE id = 2' % (db, table))
+        mx(m, 'DELETE FROM %s.%s WHERE id = 3' % (db, table))
+        # the key changes: the history follows it (get()'s key columns)
+        mx(m, 'ALTER TABLE %s.%s DROP PRIMARY KEY, ADD CONSTRAINT k PRIMARY KEY (id, c)' % (db, table))
+        mx(m, 'UPDATE %s.%s SET b = 97 WHERE id = 5' % (db, table))
+        src.start()
+        src.sync(m)
+        n = same(conn, m, db, ['id', 'b', 'c', 'z'], 'DDL after %s()' % how, table)
+        check(n == 4, '%s: %d rows, expected 4' % (how, n))
+        got = q(conn, 'SELECT id, b, c, z FROM %s.%s ORDER BY id' % (db, table))
+        check(got == [(1, 2, 3, None), (2, 98, 6, 99), (4, 11, 12, None), (5, 97, 14, 15)],
+              '%s: rows %r' % (how, got))
+        pk = q1(conn, "SELECT string_agg(c->>'name', ',') FROM (SELECT definition FROM "
+                      "binlog_fdw.schema_history WHERE server_name = %s AND source_table = %s "
+                      "ORDER BY seq DESC LIMIT 1) h, jsonb_array_elements(h.definition->'columns') c "
+                      "WHERE (c->>'pk')::boolean", (src.name, table))
+        check(pk == 'id,c', '%s: key columns in the history after DROP/ADD PRIMARY KEY: %r' % (how, pk))
+        check(latest_columns(conn, src.name, table) == 'id,c,b,z',
+              '%s: latest definition %r' % (how, latest_columns(conn, src.name, table)))
+    finally:
+        if src and not KEEP:
+            src.drop()
 
 
 def wait_error(conn, name, text, timeout=30):
@@ -115,10 +214,7 @@ def history_case(conn, metadata, iname, port):
         ddl_rows = q1(conn, "SELECT count(*) FROM binlog_fdw.schema_history WHERE server_name = %s "
                             "AND source_table = 't' AND ddl IS NOT NULL", (name,))
         check(ddl_rows == 4, 'history of t has %r DDL rows, expected 4' % ddl_rows)
-        cols = q1(conn, "SELECT string_agg(c->>'name', ',') FROM (SELECT definition FROM "
-                        "binlog_fdw.schema_history WHERE server_name = %s AND source_table = 't' "
-                        "ORDER BY seq DESC LIMIT 1) h, jsonb_array_elements(h.definition->'columns') c",
-                  (name,))
+        cols = latest_columns(conn, name, 't')
         check(cols == 'id,c,bb,z,v', 'latest definition of t: %r' % cols)
 
         # a start in the past across that DDL (not back to the CREATE) cannot be decoded: refused
@@ -145,6 +241,11 @@ def history_case(conn, metadata, iname, port):
         earliest.sync(m)
         n = same(conn, m, db, ['id', 'bb', 'c', 'z', 'v'], "start 'earliest'")
         check(n == 5, "start 'earliest': %d rows, expected 5" % n)
+
+        # a source that begins at its copy knows the copied table's definition there
+        seeded_by_copy(conn, m, db, name, port, 'snapshot')
+        seeded_by_copy(conn, m, db, name, port, 'load')
+        start_across_harmless_ddl(conn, m, db, name, port)
     finally:
         if not KEEP:
             for s in (early, src):
@@ -159,6 +260,56 @@ def case_minimal(conn, m_main):
 
 def case_nolog(conn, m_main):
     history_case(conn, 'NO_LOG', 'ac-hnolog', HNOLOG_PORT)
+
+
+def seed_under_rename(conn, m):
+    """snapshot() seeds the history under the server's name at commit: a
+    RENAME of the server that commits while the snapshot runs leaves no
+    rows under the old name (they would belong to a later server of that
+    name) and the renamed source knows the copied table."""
+    db = 'blf_ac_hren'
+    src = None
+    renamer = pg()
+    try:
+        mdb_fresh(m, db)
+        mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, v INT)' % db)
+        mx(m, 'INSERT INTO %s.t VALUES (1, 1)' % db)
+        src = Source(conn, 'ac_hren', r'^%s\.' % db)
+        renamer.autocommit = False
+        with renamer.cursor() as cur:
+            cur.execute('ALTER SERVER ac_hren RENAME TO ac_hren2')     # holds the server's lock
+        box = {}
+
+        def snap():
+            c = pg()
+            try:
+                box['rows'] = q(c, 'SELECT source, rows FROM binlog_fdw.snapshot(%s, %s)',
+                                ('ac_hren', ['%s.t' % db]))
+            except Exception as e:                  # noqa: BLE001
+                box['error'] = e
+            finally:
+                c.close()
+        th = threading.Thread(target=snap, daemon=True)
+        th.start()
+        wait_for('snapshot() to wait for the renaming transaction', lambda: q1(
+            conn, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                  "AND query LIKE '%%binlog_fdw.snapshot%%'") == 1, 30, 0.1)
+        renamer.commit()
+        th.join(60)
+        check(not th.is_alive(), 'snapshot() did not end after the rename committed')
+        log('snapshot() under a rename: %s' % box)
+        check('rows' in box and box['rows'] == [('%s.t' % db, 1)], 'snapshot() under a rename: %s' % box)
+        src.name = 'ac_hren2'
+        rows = q(conn, 'SELECT server_name, count(*) FROM binlog_fdw.schema_history '
+                       "WHERE server_name LIKE 'ac_hren%%' GROUP BY 1 ORDER BY 1")
+        check(rows == [('ac_hren2', 1)], 'history rows by server name after the rename: %s' % rows)
+        state = q(conn, "SELECT server_name FROM binlog_fdw.source_state WHERE server_name LIKE 'ac_hren%%'")
+        check(state == [('ac_hren2',)], 'source_state after the rename: %s' % state)
+    finally:
+        renamer.rollback()
+        renamer.close()
+        if src and not KEEP:
+            src.drop()
 
 
 def case_full(conn, m):
@@ -192,6 +343,7 @@ def case_full(conn, m):
         check('"bb" in the binlog but "wrong"' in err and '%s.t' % db in err,
               'name check error: %s' % short(err, 600))
         check(q1(conn, 'SELECT count(*) FROM %s.t' % db) == 2, 'a row was applied')
+        seed_under_rename(conn, m)
     finally:
         if src and not KEEP:
             src.drop()

@@ -161,7 +161,31 @@ ALTER TABLE table_mapping
     ADD COLUMN load_key_hi text[],
     ADD COLUMN load_file text[],
     ADD COLUMN load_pos bigint[],
-    ADD COLUMN load_digest text;
+    ADD COLUMN load_rows bigint[],
+    ADD COLUMN load_digest text,
+    ADD COLUMN load_created boolean;
+
+-- sync_progress gains phase, rows_per_second and eta (a view's columns
+-- cannot change in place: dropped and created again, its privileges as a
+-- fresh install has them)
+DROP VIEW sync_progress;
+DROP FUNCTION sync_progress();
+CREATE FUNCTION sync_progress(
+    OUT pid integer,
+    OUT server text,
+    OUT source text,
+    OUT target text,
+    OUT rows_done bigint,
+    OUT rows_estimated bigint,
+    OUT started timestamptz,
+    OUT phase text,
+    OUT rows_per_second double precision,
+    OUT eta timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'binlog_fdw_sync_progress' LANGUAGE C;
+CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
+REVOKE ALL ON FUNCTION sync_progress() FROM PUBLIC;
+REVOKE ALL ON sync_progress FROM PUBLIC;
 
 CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
                       truncate boolean DEFAULT false)
@@ -170,12 +194,14 @@ COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
   'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
 REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
 
--- The chunked loads of load(), per table: chunks committed, the key they
--- reach, the position and time of the last one, complete or not.
+-- The chunked loads of load(), per table: chunks committed, rows they
+-- hold, the key they reach, the position and time of the last one,
+-- complete or not.
 CREATE VIEW load_status AS
 SELECT server_name AS server,
        source_schema || '.' || source_table AS source,
        cardinality(load_key_hi) AS chunks,
+       (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
        (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
        load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,

@@ -255,8 +255,9 @@ REVOKE ALL ON status FROM PUBLIC;
 -- position are already in the table (its initial load).  load_*: the chunks
 -- of a chunked load (load()), in key order: chunk i holds the keys up to
 -- load_key_hi[i] (NULL: all the rest, the load is complete) as of binlog
--- position load_file[i]:load_pos[i]; load_digest: the table's definition
--- when the load began.
+-- position load_file[i]:load_pos[i], load_rows[i] rows; load_digest: the
+-- table's definition when the load began; load_created: its first chunk
+-- created the target (the last builds the source's secondary indexes).
 CREATE TABLE table_mapping (
     server_name text NOT NULL,
     source_schema text NOT NULL,
@@ -272,7 +273,9 @@ CREATE TABLE table_mapping (
     load_key_hi text[],
     load_file text[],
     load_pos bigint[],
+    load_rows bigint[],
     load_digest text,
+    load_created boolean,
     PRIMARY KEY (server_name, source_schema, source_table)
 );
 REVOKE ALL ON table_mapping FROM PUBLIC;
@@ -374,6 +377,10 @@ AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
 COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
   'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
 
+-- The loads running now (snapshot(), sync_table(), load()), one row per
+-- backend: phase copying, building indexes or analyzing; rows_per_second
+-- since the table's start in that backend; eta at that rate for the rows
+-- the source estimates (NULL once the estimate is passed).
 CREATE FUNCTION sync_progress(
     OUT pid integer,
     OUT server text,
@@ -381,7 +388,10 @@ CREATE FUNCTION sync_progress(
     OUT target text,
     OUT rows_done bigint,
     OUT rows_estimated bigint,
-    OUT started timestamptz)
+    OUT started timestamptz,
+    OUT phase text,
+    OUT rows_per_second double precision,
+    OUT eta timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_sync_progress' LANGUAGE C;
 CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
@@ -390,12 +400,14 @@ REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, b
     sync_progress() FROM PUBLIC;
 REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
 
--- The chunked loads of load(), per table: chunks committed, the key they
--- reach, the position and time of the last one, complete or not.
+-- The chunked loads of load(), per table: chunks committed, rows they
+-- hold, the key they reach, the position and time of the last one,
+-- complete or not.
 CREATE VIEW load_status AS
 SELECT server_name AS server,
        source_schema || '.' || source_table AS source,
        cardinality(load_key_hi) AS chunks,
+       (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
        (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
        load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,

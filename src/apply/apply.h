@@ -34,6 +34,7 @@
 #include "nodes/pg_list.h"
 #include "utils/guc.h"
 #include "utils/relcache.h"
+#include "utils/timestamp.h"
 
 /* ---- the apply loop (apply.c) ---- */
 
@@ -122,6 +123,9 @@ typedef struct blpg_load_chunk
 	int64		limit;			/* rows at most */
 	const char *after;			/* the chunk's keys are above this one
 								 * (an integer literal), NULL: from the start */
+	int64		rows_before;	/* progress: rows of the table's earlier chunks */
+	TimestampTz started;		/* the load's start in this session (0: now) */
+	int64		rows_at_start;	/* rows of the chunks before that */
 	/* results */
 	bool		chunked;		/* false: the table has no single integer
 								 * primary key and was copied whole */
@@ -131,6 +135,8 @@ typedef struct blpg_load_chunk
 	char	   *target_schema;
 	char	   *target_table;
 	char	   *last_key;		/* the key of the last row copied, NULL: none */
+	int64		estimate;		/* the source's estimate of the table's rows */
+	Oid			relid;			/* the target */
 } blpg_load_chunk;
 
 /*
@@ -242,6 +248,18 @@ extern PGDLLEXPORT void blpg_apply_worker_main(Datum main_arg);
 extern int	blpg_continuous_synchronous_commit;
 extern const struct config_enum_entry blpg_synchronous_commit_options[];
 
+/*
+ * After the copy of source into target (relid, quoted target): its
+ * secondary indexes when the copy created the target (read over snap;
+ * unique ones only if consistent, one snapshot of the whole table), then
+ * ANALYZE; progress shows both phases (snapshot.c).
+ */
+extern void blpg_snapshot_finish_target(const char *server_name, struct bl_snapshot *snap,
+										const char *source, Oid relid, const char *target,
+										bool created, bool consistent, int64 rows,
+										int64 estimate, TimestampTz started,
+										int64 rows_at_start);
+
 /* The MySQL connection options of a copy, from the source's (snapshot.c). */
 struct bl_source_options;
 extern void blpg_snapshot_source_options(const blpg_source_config *cfg,
@@ -272,10 +290,20 @@ typedef struct blpg_progress blpg_progress;
 
 extern void blpg_progress_shmem_request(void);
 extern void blpg_progress_shmem_startup(void);
-/* A progress entry for this backend's load (NULL if all are taken). */
+/*
+ * A progress entry for this backend's load of a table (NULL if all are
+ * taken), in phase "copying": rows_before were copied before it began (a
+ * chunked load's earlier chunks), rows_at_start of them before started
+ * (0: now), the time rows/s counts from.
+ */
 extern blpg_progress *blpg_progress_begin(const char *server, const char *source,
-										  const char *target, int64 estimate);
-extern void blpg_progress_update(blpg_progress *p, int64 rows_done);
+										  const char *target, int64 estimate,
+										  int64 rows_before, TimestampTz started,
+										  int64 rows_at_start);
+/* Rows copied since it began. */
+extern void blpg_progress_update(blpg_progress *p, int64 rows);
+/* "building indexes", "analyzing" */
+extern void blpg_progress_set_phase(blpg_progress *p, const char *phase);
 extern void blpg_progress_end(blpg_progress *p);
 
 #endif							/* BLPG_APPLY_H */

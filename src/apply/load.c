@@ -61,6 +61,11 @@ typedef struct load_state
 	bool		complete;		/* the last chunk has no upper bound */
 	char	   *after;			/* the last chunk's upper key */
 	char	   *digest;
+	int64		rows;			/* rows of the chunks so far */
+	bool		created;		/* the first chunk created the target */
+	/* this call's load of the table (progress) */
+	TimestampTz started;
+	int64		rows_at_start;
 } load_state;
 
 static void
@@ -77,8 +82,11 @@ state_read_fn(void *arg)
 	st->complete = false;
 	st->after = NULL;
 	st->digest = NULL;
+	st->rows = 0;
+	st->created = false;
 	if (SPI_execute_with_args("SELECT cardinality(load_key_hi), load_key_hi[cardinality(load_key_hi)], "
-							  "load_key_hi[cardinality(load_key_hi)] IS NULL, load_digest "
+							  "load_key_hi[cardinality(load_key_hi)] IS NULL, load_digest, "
+							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created "
 							  "FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
 							  "AND load_key_hi IS NOT NULL",
@@ -92,11 +100,15 @@ state_read_fn(void *arg)
 		char	   *hi = SPI_getvalue(tup, desc, 2);
 		char	   *last = SPI_getvalue(tup, desc, 3);
 		char	   *dg = SPI_getvalue(tup, desc, 4);
+		char	   *rows = SPI_getvalue(tup, desc, 5);
+		char	   *created = SPI_getvalue(tup, desc, 6);
 
 		st->nchunks = n ? atoi(n) : 0;
 		st->complete = st->nchunks > 0 && last && last[0] == 't';
 		st->after = hi ? MemoryContextStrdup(st->cxt, hi) : NULL;
 		st->digest = dg ? MemoryContextStrdup(st->cxt, dg) : NULL;
+		st->rows = rows ? strtoll(rows, NULL, 10) : 0;
+		st->created = created && created[0] == 't';
 	}
 }
 
@@ -109,15 +121,18 @@ typedef struct chunk_write
 	const char *file;
 	uint64		pos;
 	const char *digest;
+	int64		rows;
+	bool		created;		/* the first chunk: it created the target */
 } chunk_write;
 
 static void
 chunk_write_fn(void *arg)
 {
 	chunk_write *cw = arg;
-	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID};
-	Datum		vals[7];
-	char		nulls[7] = "       ";
+	Oid			types[9] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	INT8OID, BOOLOID};
+	Datum		vals[9];
+	char		nulls[9] = "         ";
 
 	vals[0] = CStringGetTextDatum(cw->server_name);
 	vals[1] = CStringGetTextDatum(cw->db);
@@ -129,13 +144,18 @@ chunk_write_fn(void *arg)
 	vals[4] = CStringGetTextDatum(cw->file);
 	vals[5] = Int64GetDatum((int64) cw->pos);
 	vals[6] = CStringGetTextDatum(cw->digest);
+	vals[7] = Int64GetDatum(cw->rows);
+	vals[8] = BoolGetDatum(cw->created);
+	/* load_created: the first chunk's (a whole copy or a restart reset it) */
 	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
 							  "load_key_hi = coalesce(load_key_hi, '{}') || $4, "
 							  "load_file = coalesce(load_file, '{}') || $5, "
 							  "load_pos = coalesce(load_pos, '{}') || $6, "
+							  "load_rows = coalesce(load_rows, '{}') || $8, "
+							  "load_created = coalesce(load_created, $9), "
 							  "load_digest = $7, synced_at = now() "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
-							  7, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+							  9, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not record a chunk of the load of %s.%s", cw->db, cw->table);
 }
 
@@ -221,6 +241,9 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		chunk.first = st->nchunks == 0 || truncate;
 		chunk.limit = chunk_rows;
 		chunk.after = chunk.first ? NULL : st->after;
+		chunk.rows_before = chunk.first ? 0 : st->rows;
+		chunk.started = st->started;
+		chunk.rows_at_start = chunk.first ? 0 : st->started ? st->rows_at_start : st->rows;
 		blpg_load_table(server_name, snap, source, opts, truncate, file, pos, &chunk);
 		if (!chunk.first && chunk.created)
 			ereport(ERROR,
@@ -233,6 +256,16 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 					 errmsg("table %s changed on the source during chunk %d of its load",
 							source, chunk.first ? 1 : st->nchunks + 1),
 					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
+		/*
+		 * The last chunk: the source's secondary indexes on a target the
+		 * load created, then ANALYZE (unique indexes only if one chunk
+		 * held the whole table: see blpg_snapshot_finish_target)
+		 */
+		if (!chunk.chunked || chunk.rows < chunk_rows || chunk.last_key == NULL)
+			blpg_snapshot_finish_target(server_name, snap, source, chunk.relid, chunk.target,
+										chunk.first ? chunk.created : st->created,
+										chunk.first, chunk.rows_before + chunk.rows,
+										chunk.estimate, chunk.started, chunk.rows_at_start);
 		/* a source never started begins streaming at its first chunk */
 		if (chunk.first)
 		{
@@ -258,7 +291,15 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	cw.file = file;
 	cw.pos = pos;
 	cw.digest = digest;
+	cw.rows = chunk.rows;
+	cw.created = chunk.first && chunk.created;
 	blpg_run_as_owner(chunk_write_fn, &cw);
+	if (st->started == 0)
+	{
+		/* rows/s of this call counts from its first chunk */
+		st->started = chunk.started;
+		st->rows_at_start = chunk.rows_before;
+	}
 
 	/* ... with the table's definition there in its schema history */
 	if (begins)

@@ -1,18 +1,22 @@
 /*
  * progress.c
- *	  Progress of initial loads (snapshot(), sync_table()) for the
+ *	  Progress of initial loads (snapshot(), sync_table(), load()) for the
  *	  binlog_fdw.sync_progress view: one entry per loading backend in a
  *	  shared-memory area of apply's own ("binlog_fdw sync progress"),
- *	  requested at server start beside the store's.
+ *	  requested at server start beside the store's.  An entry says which
+ *	  table, its phase (copying, building indexes, analyzing), the rows
+ *	  copied and estimated; the view adds rows/s since the table's start
+ *	  (a chunked load: its first chunk in this session) and the ETA.
  *
  * Locking: progress->lock (LWLock) guards the entries' allocation (pid)
- * and their text fields; rows_done is one 8-byte counter written only by
- * its owner and read without the lock (a reader may see a slightly old
- * count).
+ * and their text fields (names, phase); rows_done is one 8-byte counter
+ * written only by its owner and read without the lock (a reader may see a
+ * slightly old count).
  */
 #include "apply/apply.h"
 
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -23,13 +27,21 @@ PG_FUNCTION_INFO_V1(binlog_fdw_sync_progress);
 
 #define MAX_PROGRESS 16
 
+/* MySQL names: 64 characters of up to 4 bytes each */
+#define PROGRESS_SOURCE_LEN (2 * 256 + 2)
+/* a quoted schema.table: each name doubled quotes at worst, plus quotes */
+#define PROGRESS_TARGET_LEN (2 * (2 * NAMEDATALEN + 2) + 2)
+
 struct blpg_progress
 {
 	int			pid;			/* 0: free */
 	char		server[NAMEDATALEN];
-	char		source[2 * NAMEDATALEN + 2];
-	char		target[2 * NAMEDATALEN + 2];
-	int64		rows_done;
+	char		source[PROGRESS_SOURCE_LEN];
+	char		target[PROGRESS_TARGET_LEN];
+	char		phase[32];
+	int64		rows_base;		/* copied before this entry began */
+	int64		rows_done;		/* rows_base + this entry's */
+	int64		rows_at_start;	/* copied before started (rows/s counts after) */
 	int64		rows_estimated;
 	TimestampTz started;
 };
@@ -72,36 +84,70 @@ progress_get(void)
 	return progress;
 }
 
+/* A name that does not fit is shown cut, marked "...": display only. */
+static void
+copy_display(char *dst, size_t len, const char *src)
+{
+	size_t		n = strlen(src);
+
+	if (n < len)
+	{
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	n = pg_mbcliplen(src, n, len - 4);
+	memcpy(dst, src, n);
+	strcpy(dst + n, "...");
+}
+
 blpg_progress *
 blpg_progress_begin(const char *server, const char *source, const char *target,
-					int64 estimate)
+					int64 estimate, int64 rows_before, TimestampTz started,
+					int64 rows_at_start)
 {
 	progress_area *area = progress_get();
 	blpg_progress *mine = NULL;
 
 	LWLockAcquire(&area->lock, LW_EXCLUSIVE);
+	/* this backend's entry first (it has one at most), else a free one */
 	for (int i = 0; i < MAX_PROGRESS && !mine; i++)
-		if (area->entries[i].pid == 0 || area->entries[i].pid == MyProcPid)
+		if (area->entries[i].pid == MyProcPid)
+			mine = &area->entries[i];
+	for (int i = 0; i < MAX_PROGRESS && !mine; i++)
+		if (area->entries[i].pid == 0)
 			mine = &area->entries[i];
 	if (mine)
 	{
 		mine->pid = MyProcPid;
-		strlcpy(mine->server, server, sizeof(mine->server));
-		strlcpy(mine->source, source, sizeof(mine->source));
-		strlcpy(mine->target, target, sizeof(mine->target));
-		mine->rows_done = 0;
+		copy_display(mine->server, sizeof(mine->server), server);
+		copy_display(mine->source, sizeof(mine->source), source);
+		copy_display(mine->target, sizeof(mine->target), target);
+		strlcpy(mine->phase, "copying", sizeof(mine->phase));
+		mine->rows_base = rows_before;
+		mine->rows_done = rows_before;
+		mine->rows_at_start = rows_at_start;
 		mine->rows_estimated = estimate;
-		mine->started = GetCurrentTimestamp();
+		mine->started = started ? started : GetCurrentTimestamp();
 	}
 	LWLockRelease(&area->lock);
 	return mine;
 }
 
 void
-blpg_progress_update(blpg_progress *p, int64 rows_done)
+blpg_progress_update(blpg_progress *p, int64 rows)
 {
 	if (p != NULL)
-		p->rows_done = rows_done;
+		p->rows_done = p->rows_base + rows;
+}
+
+void
+blpg_progress_set_phase(blpg_progress *p, const char *phase)
+{
+	if (p == NULL)
+		return;
+	LWLockAcquire(&progress->lock, LW_EXCLUSIVE);
+	strlcpy(p->phase, phase, sizeof(p->phase));
+	LWLockRelease(&progress->lock);
 }
 
 void
@@ -120,23 +166,46 @@ binlog_fdw_sync_progress(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	progress_area *area = progress_get();
 
+	TimestampTz now = GetCurrentTimestamp();
+
 	InitMaterializedSRF(fcinfo, 0);
 	LWLockAcquire(&area->lock, LW_SHARED);
 	for (int i = 0; i < MAX_PROGRESS; i++)
 	{
 		blpg_progress *p = &area->entries[i];
-		Datum		values[7];
-		bool		nulls[7] = {0};
+		Datum		values[10];
+		bool		nulls[10] = {0};
+		int64		done = p->rows_done;
+		double		seconds;
+		double		rate;
 
 		if (p->pid == 0)
 			continue;
+		seconds = (double) (now - p->started) / USECS_PER_SEC;
+		rate = seconds > 0 ? (double) (done - p->rows_at_start) / seconds : 0;
 		values[0] = Int32GetDatum(p->pid);
 		values[1] = CStringGetTextDatum(p->server);
 		values[2] = CStringGetTextDatum(p->source);
 		values[3] = CStringGetTextDatum(p->target);
-		values[4] = Int64GetDatum(p->rows_done);
+		values[4] = Int64GetDatum(done);
 		values[5] = Int64GetDatum(p->rows_estimated);
 		values[6] = TimestampTzGetDatum(p->started);
+		values[7] = CStringGetTextDatum(p->phase);
+		/* rows/s over the table's copy so far; none before the first rows */
+		values[8] = Float8GetDatum(rate);
+		nulls[8] = done == p->rows_at_start;
+		/*
+		 * ETA: the rows still estimated at this rate.  Unknown before the
+		 * first rows, or when the source's estimate (TABLE_ROWS, InnoDB's
+		 * guess) is already passed; now once copying is over.
+		 */
+		if (strcmp(p->phase, "copying") != 0)
+			values[9] = TimestampTzGetDatum(now);
+		else if (rate > 0 && p->rows_estimated > done)
+			values[9] = TimestampTzGetDatum(now + (TimestampTz)
+											((double) (p->rows_estimated - done) / rate * USECS_PER_SEC));
+		else
+			nulls[9] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(&area->lock);

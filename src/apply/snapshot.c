@@ -365,10 +365,13 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 	int			npk = 0;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE SCHEMA IF NOT EXISTS %s", quote_identifier(schema));
-	if (SPI_execute(sql.data, false, 0) < 0)
-		elog(ERROR, "could not create schema %s", schema);
-	resetStringInfo(&sql);
+	if (!OidIsValid(get_namespace_oid(schema, true)))
+	{
+		appendStringInfo(&sql, "CREATE SCHEMA IF NOT EXISTS %s", quote_identifier(schema));
+		if (SPI_execute(sql.data, false, 0) < 0)
+			elog(ERROR, "could not create schema %s", schema);
+		resetStringInfo(&sql);
+	}
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", quote_identifier(schema), quote_identifier(table));
 	for (int i = 0; i < ncols; i++)
 	{
@@ -572,7 +575,7 @@ mapping_write_fn(void *arg)
 									   "synced_at = excluded.synced_at%s",
 									   blpg_tables_legacy() ? "" :
 									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
-									   "load_digest = NULL"),
+									   "load_rows = NULL, load_digest = NULL, load_created = NULL"),
 							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }
@@ -585,6 +588,8 @@ typedef struct table_result
 	bool		created;
 	Oid			relid;			/* the target */
 	List	   *attnames;		/* its columns copied */
+	int64		estimate;		/* the source's estimate of its rows */
+	TimestampTz started;		/* when its copy began */
 } table_result;
 
 /* A single integer primary key (chunks by its range): its index in cols, or -1. */
@@ -822,7 +827,11 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	cs.opts = opts;
 	cs.source = source;
 	initStringInfo(&cs.line);
-	cs.progress = blpg_progress_begin(server_name, source, res.target, estimate);
+	res.estimate = estimate;
+	res.started = chunk && chunk->started ? chunk->started : GetCurrentTimestamp();
+	cs.progress = blpg_progress_begin(server_name, source, res.target, estimate,
+									  chunk ? chunk->rows_before : 0, res.started,
+									  chunk ? chunk->rows_at_start : 0);
 	res.rows = run_copy(rel, attnames, &cs);
 	table_close(rel, NoLock);
 	res.attnames = attnames;
@@ -832,6 +841,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	if (chunk)
 	{
 		chunk->rows = res.rows;
+		chunk->estimate = estimate;
+		chunk->started = res.started;
+		chunk->relid = relid;
 		chunk->created = res.created;
 		chunk->target = res.target;
 		chunk->last_key = cs.last_key.len ? cs.last_key.data : NULL;
@@ -848,6 +860,109 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		blpg_run_as_owner(mapping_write_fn, &mapping);
 	}
 	return res;
+}
+
+/* The SQL of one index on target, or NULL (*why) if it has no form there. */
+static char *
+index_sql(const bl_snapshot_index *ix, Oid relid, const char *target, const char **why)
+{
+	StringInfoData sql;
+
+	if (ix->skip)
+	{
+		*why = ix->skip;
+		return NULL;
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE %sINDEX ON %s (", ix->unique ? "UNIQUE " : "", target);
+	for (int k = 0; k < ix->ncols; k++)
+	{
+		if (get_attnum(relid, ix->cols[k]) == InvalidAttrNumber)
+		{
+			*why = psprintf("the target has no column \"%s\"", ix->cols[k]);
+			return NULL;
+		}
+		appendStringInfo(&sql, "%s%s%s", k ? ", " : "", quote_identifier(ix->cols[k]),
+						 ix->descending[k] ? " DESC" : "");
+	}
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
+}
+
+void
+blpg_snapshot_finish_target(const char *server_name, bl_snapshot *snap, const char *source,
+							Oid relid, const char *target, bool created, bool consistent,
+							int64 rows, int64 estimate, TimestampTz started, int64 rows_at_start)
+{
+	bl_snapshot_index *volatile indexes = NULL;
+	volatile int nindexes = 0;
+	blpg_progress *volatile progress;
+	const char *dot = strchr(source, '.');
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	if (created &&
+		bl_snapshot_indexes(snap, pnstrdup(source, dot - source), dot + 1,
+							(bl_snapshot_index **) &indexes, (int *) &nindexes, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the indexes of %s: %s", source, err.message)));
+	progress = blpg_progress_begin(server_name, source, target, estimate, rows, started,
+								   rows_at_start);
+	PG_TRY();
+	{
+		blpg_progress_set_phase(progress, "building indexes");
+		for (int i = 0; i < nindexes; i++)
+		{
+			const bl_snapshot_index *ix = &indexes[i];
+			const char *why = NULL;
+			char	   *sql = index_sql(ix, relid, target, &why);
+
+			if (sql && ix->unique && !consistent)
+			{
+				/*
+				 * The chunks were copied at different positions, and apply
+				 * brings earlier chunks forward only as it reads on: until
+				 * it has passed the last chunk's position two rows may
+				 * briefly hold a value the source has on one.
+				 */
+				ereport(NOTICE,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("unique index %s of %s is not built on %s: the table was loaded in chunks",
+								ix->name, source, target),
+						 errhint("Create it once apply has passed the load's last position (binlog_fdw.wait_for()): %s.",
+								 sql)));
+				continue;
+			}
+			if (sql == NULL)
+			{
+				ereport(NOTICE,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("index %s of %s is not built on %s: %s", ix->name, source, target, why)));
+				continue;
+			}
+			if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "could not build index %s of %s on %s", ix->name, source, target);
+		}
+		/* the planner's statistics, as the copy left the table */
+		blpg_progress_set_phase(progress, "analyzing");
+		if (pg_class_ownercheck(relid, GetUserId()))
+		{
+			if (SPI_execute(psprintf("ANALYZE %s", target), false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "could not analyze %s", target);
+		}
+		else
+			ereport(NOTICE,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("%s is not analyzed after its load: only its owner can", target)));
+	}
+	PG_FINALLY();
+	{
+		blpg_progress_end(progress);
+		bl_snapshot_free_indexes(indexes, nindexes);
+	}
+	PG_END_TRY();
+	CommandCounterIncrement();
 }
 
 void
@@ -1024,6 +1139,9 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 							 errmsg("could not read the definition of %s: %s", src, err.message)));
 				if (before[i] == NULL || strcmp(before[i], digest) != 0)
 					raced = true;
+				else
+					blpg_snapshot_finish_target(name, snap, src, lr.relid, lr.target, lr.created,
+												true, lr.rows, lr.estimate, lr.started, 0);
 			}
 			SPI_finish();
 			if (raced)

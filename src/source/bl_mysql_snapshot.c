@@ -375,6 +375,103 @@ bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
 	return 0;
 }
 
+void
+bl_snapshot_free_indexes(bl_snapshot_index *indexes, int nindexes)
+{
+	if (indexes == NULL)
+		return;
+	for (int i = 0; i < nindexes; i++)
+	{
+		for (int k = 0; k < indexes[i].ncols; k++)
+			free(indexes[i].cols[k]);
+		free(indexes[i].cols);
+		free(indexes[i].descending);
+		free(indexes[i].name);
+	}
+	free(indexes);
+}
+
+int
+bl_snapshot_indexes(bl_snapshot *s, const char *schema, const char *table,
+					bl_snapshot_index **indexes, int *nindexes, bl_error *err)
+{
+	char		sql[4096];
+	char		es[512],
+				et[512];
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	bl_snapshot_index *out;
+	int			n = 0;
+	my_ulonglong nrows;
+
+	*indexes = NULL;
+	*nindexes = 0;
+	if (strlen(schema) > 200 || strlen(table) > 200)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "name too long");
+	mysql_real_escape_string(s->conn, es, schema, (unsigned long) strlen(schema));
+	mysql_real_escape_string(s->conn, et, table, (unsigned long) strlen(table));
+	snprintf(sql, sizeof(sql),
+			 "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, UPPER(INDEX_TYPE), COLLATION "
+			 "FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s' "
+			 "AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX", es, et);
+	if (mysql_query(s->conn, sql) != 0 || (res = mysql_store_result(s->conn)) == NULL)
+		return bl_mysql_fail(s->conn, err, "reading the table's indexes");
+	nrows = mysql_num_rows(res);
+	out = calloc(nrows + 1, sizeof(bl_snapshot_index));
+	if (out == NULL)
+	{
+		mysql_free_result(res);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		bl_snapshot_index *ix;
+		const char *name = row[0] ? row[0] : "";
+
+		if (n == 0 || strcmp(out[n - 1].name, name) != 0)
+		{
+			ix = &out[n++];
+			ix->name = strdup(name);
+			ix->unique = row[1] && strcmp(row[1], "0") == 0;
+			ix->cols = calloc(nrows, sizeof(char *));
+			ix->descending = calloc(nrows, sizeof(bool));
+			if (ix->name == NULL || ix->cols == NULL || ix->descending == NULL)
+			{
+				mysql_free_result(res);
+				bl_snapshot_free_indexes(out, n);
+				return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+			}
+		}
+		ix = &out[n - 1];
+		if (row[4] && strcmp(row[4], "FULLTEXT") == 0)
+			ix->skip = "it is a FULLTEXT index (PostgreSQL's full text search needs a tsvector index of your choice)";
+		else if (row[4] && strcmp(row[4], "SPATIAL") == 0)
+			ix->skip = "it is a SPATIAL index (create a GiST index on the target's column)";
+		else if (row[4] && strcmp(row[4], "VECTOR") == 0)
+			ix->skip = "it is a VECTOR index";
+		else if (row[2] == NULL)
+			ix->skip = "it indexes an expression";
+		else if (row[3] != NULL)
+			ix->skip = "it indexes a column prefix";
+		if (row[2] != NULL)
+		{
+			ix->descending[ix->ncols] = row[5] && strcmp(row[5], "D") == 0;
+			ix->cols[ix->ncols] = strdup(row[2]);
+			if (ix->cols[ix->ncols] == NULL)
+			{
+				mysql_free_result(res);
+				bl_snapshot_free_indexes(out, n);
+				return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+			}
+			ix->ncols++;
+		}
+	}
+	mysql_free_result(res);
+	*indexes = out;
+	*nindexes = n;
+	return 0;
+}
+
 int
 bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err)
 {

@@ -61,6 +61,26 @@ extern int	bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *t
 								bl_snapshot_column **cols, int *ncols,
 								int64_t *estimated_rows, bl_error *err);
 
+/*
+ * The table's indexes other than its primary key, in name order, for the
+ * copy's target.  skip says why one has no PostgreSQL form (FULLTEXT,
+ * SPATIAL, a column prefix, an expression), NULL otherwise.  Free with
+ * bl_snapshot_free_indexes.
+ */
+typedef struct bl_snapshot_index
+{
+	char	   *name;
+	bool		unique;
+	int			ncols;
+	char	  **cols;
+	bool	   *descending;
+	const char *skip;
+} bl_snapshot_index;
+
+extern int	bl_snapshot_indexes(bl_snapshot *s, const char *schema, const char *table,
+								bl_snapshot_index **indexes, int *nindexes, bl_error *err);
+extern void bl_snapshot_free_indexes(bl_snapshot_index *indexes, int nindexes);
+
 /* Stream the result of a query row by row. */
 extern int	bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err);
 /* 1 with a row (values NULL for SQL NULL), 0 at the end, -1 on error. */

@@ -74,6 +74,11 @@ Cases:
                    MySQL connection killed, the loading backend killed -9;
                    called again it goes on at the next chunk; tables equal
                    MariaDB's (cases_load.py)
+  load-finish      secondary indexes built after the copy (snapshot(), load()
+                   in chunks: the non-unique ones), those without a
+                   PostgreSQL form named, ANALYZE; load_status's rows
+  load-progress    sync_progress while a copy is held mid-way and while it
+                   analyzes: phase, rows, rows/s, ETA (cases_finish.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -89,6 +94,7 @@ import psycopg2                                     # noqa: E402
 
 import cases_conflicts                              # noqa: E402
 import cases_ddl                                    # noqa: E402
+import cases_finish                                 # noqa: E402
 import cases_geometry                               # noqa: E402
 import cases_history                                # noqa: E402
 import cases_images                                 # noqa: E402
@@ -163,6 +169,8 @@ def main():
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
         ('snapshot-gtid', lambda: cases_load.case_snapshot_gtid(conn_box[0], m)),
         ('load-chunked', lambda: cases_load.case_load_chunked(conn_box[0], m)),
+        ('load-finish', lambda: cases_finish.case_load_finish(conn_box[0], m)),
+        ('load-progress', lambda: cases_finish.case_load_progress(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

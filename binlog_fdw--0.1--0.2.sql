@@ -147,7 +147,10 @@ CREATE FUNCTION status(
     OUT binlog_row_image text,
     OUT source_notice text,
     OUT last_error_cleared timestamptz,
-    OUT apply_error_cleared timestamptz)
+    OUT apply_error_cleared timestamptz,
+    OUT source_oldest_file text,
+    OUT retention_files integer,
+    OUT binlog_expire_seconds bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'binlog_fdw_status' LANGUAGE C;
 

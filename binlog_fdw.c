@@ -62,6 +62,15 @@ define_session_gucs(void)
 							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.retention_check_interval",
+							"Seconds between a source worker's checks of the source's binlog retention.",
+							"The worker lists the source's binlog files over a second connection and compares "
+							"the oldest with the acknowledged position (binlog_fdw.status: retention_files); "
+							"it warns when that position is next to be purged. 0 turns the checks off.",
+							&blpg_retention_check_interval,
+							60, 0, 86400,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.jsonl_max_bytes",
 							"Largest text of one get_jsonl() batch.",
 							"A batch whose JSON lines would be longer ends at the last transaction "

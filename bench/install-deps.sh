@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # bench/install-deps.sh -- packages of the benchmarks only (not of CI):
 # everything scripts/install-deps.sh installs, plus matplotlib (charts),
-# GNU time, and with --node Node.js and npm (the zongji anchors of
-# bench/streaming; skipped when a node and npm are already on PATH).
+# GNU time, pgloader (the anchor of bench/load), and with --node Node.js
+# and npm (the zongji anchors of bench/streaming; skipped when a node and
+# npm are already on PATH).
 # Idempotent; as root on Debian 12.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 bash "$ROOT/scripts/install-deps.sh"
 
-PACKAGES=(python3-matplotlib python3-psycopg2 python3-psycopg python3-pymysql time linux-perf)
+PACKAGES=(python3-matplotlib python3-psycopg2 python3-psycopg python3-pymysql time linux-perf pgloader)
 if [ "${1:-}" = --node ] && ! { command -v node >/dev/null && command -v npm >/dev/null; }; then
 	PACKAGES+=(nodejs npm)
 fi

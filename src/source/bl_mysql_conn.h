@@ -41,6 +41,9 @@ extern int	bl_mysql_copy_name(char *out, size_t outlen, const char *name, size_t
  */
 extern bl_schema_cache *bl_schema_cache_on(MYSQL *conn, bl_error *err);
 
+/* SHOW BINARY LOGS over conn: the files, oldest first (bl_source_free_files). */
+extern int	bl_mysql_list_files(MYSQL *conn, char ***files, int *nfiles, bl_error *err);
+
 /* The connection and options of a source (bl_mysql_source.c). */
 extern MYSQL *bl_source_mysql(bl_source *src);
 extern const bl_source_options *bl_source_get_options(const bl_source *src);

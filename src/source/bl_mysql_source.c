@@ -372,36 +372,7 @@ bl_source_first_file(bl_source *src, char *file, size_t filelen, bl_error *err)
 int
 bl_source_list_files(bl_source *src, char ***files, int *nfiles, bl_error *err)
 {
-	MYSQL_RES  *res;
-	MYSQL_ROW	row;
-	char	  **out = NULL;
-	int			n = 0;
-
-	*files = NULL;
-	*nfiles = 0;
-	if (mysql_query(src->conn, "SHOW BINARY LOGS") != 0)
-		return bl_mysql_fail(src->conn, err, "listing the source's binlogs");
-	res = mysql_store_result(src->conn);
-	if (res == NULL)
-		return bl_mysql_fail(src->conn, err, "listing the source's binlogs");
-	out = calloc(mysql_num_rows(res) + 1, sizeof(char *));
-	if (out == NULL)
-	{
-		mysql_free_result(res);
-		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
-	}
-	while ((row = mysql_fetch_row(res)) != NULL)
-		if (row[0] && (out[n] = strdup(row[0])) != NULL)
-			n++;
-	mysql_free_result(res);
-	if (n == 0)
-	{
-		free(out);
-		return bl_error_set(err, BL_ERR_UNSUPPORTED, "the source has no binlog files");
-	}
-	*files = out;
-	*nfiles = n;
-	return 0;
+	return bl_mysql_list_files(src->conn, files, nfiles, err);
 }
 
 void

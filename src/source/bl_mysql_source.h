@@ -127,6 +127,14 @@ extern int	bl_source_list_files(bl_source *src, char ***files, int *nfiles,
 extern void bl_source_free_files(char **files, int nfiles);
 
 /*
+ * The source's binlog retention now, over a connection of its own (the
+ * stream's is busy): its files oldest first (bl_source_free_files) and how
+ * long it keeps them, in seconds (0: until a PURGE).
+ */
+extern int	bl_source_retention(const bl_source_options *opts, char ***files, int *nfiles,
+								int64_t *expire_seconds, bl_error *err);
+
+/*
  * Start positions found by reading the source's binlogs
  * (bl_mysql_locate.c), for a replica that has no file:position:
  *

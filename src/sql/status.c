@@ -16,7 +16,7 @@
 
 PG_FUNCTION_INFO_V1(binlog_fdw_status);
 
-#define STATUS_COLS 38
+#define STATUS_COLS 41
 
 static Datum
 text_or_null(const char *s, bool *isnull)
@@ -168,6 +168,13 @@ binlog_fdw_status(PG_FUNCTION_ARGS)
 		nulls[c++] = s.last_error_cleared == 0;
 		values[c] = TimestampTzGetDatum(s.apply_error_cleared);
 		nulls[c++] = s.apply_error_cleared == 0;
+		/* retention: what the worker's last check saw (-2, -1: see store.h) */
+		values[c] = text_or_null(s.source_oldest_file, &nulls[c]);
+		c++;
+		values[c] = Int32GetDatum(s.retention_files);
+		nulls[c++] = s.retention_files == -2;
+		values[c] = Int64GetDatum(s.binlog_expire_seconds);
+		nulls[c++] = s.binlog_expire_seconds < 0;
 		Assert(c == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -897,6 +897,26 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 				return ok;
 			}
 
+		case BL_EV_FORMAT_DESCRIPTION:
+
+			/*
+			 * A later binlog file, reached by rotation between
+			 * transactions: nothing of the earlier one is left to read, so
+			 * the position after it is this file's start.  An idle source's
+			 * durable position follows its rotations (advance_past_filtered
+			 * records it once all is acknowledged), and a restart does not
+			 * need the earlier file, which the source may purge.  Only
+			 * forward (names of one base sort as files) and only for a
+			 * position by file (a GTID start has no file yet).
+			 */
+			if (!s->in_txn && !s->have_start && s->done_file[0] != '\0' &&
+				strcmp(file, s->done_file) > 0)
+			{
+				strlcpy(s->done_file, file, sizeof(s->done_file));
+				s->done_pos = 4;	/* after the file's magic number */
+			}
+			return true;
+
 		case BL_EV_MARIA_GTID_LIST:
 		case BL_EV_PREVIOUS_GTIDS:
 			{

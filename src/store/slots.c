@@ -207,6 +207,9 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			slot->source_version[0] = '\0';
 			slot->binlog_format[0] = '\0';
 			slot->source_host[0] = '\0';
+			slot->source_oldest_file[0] = '\0';
+			slot->retention_files = -2;
+			slot->binlog_expire_seconds = -1;
 			slot->changes_total = slot->transactions_total = 0;
 			slot->bytes_read = 0;
 			slot->changes_per_sec = 0;

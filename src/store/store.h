@@ -161,6 +161,12 @@ typedef struct blpg_slot
 	char		binlog_row_image[16];
 	char		source_notice[BLPG_ERROR_LEN];	/* row image not FULL, ... */
 	char		source_host[BLPG_HOST_LEN];	/* streamed from (or tried) */
+	/* the source's binlog retention, checked by the worker now and then */
+	char		source_oldest_file[BLPG_FILE_LEN];	/* "": not known */
+	int32		retention_files;	/* files the source keeps before the
+									 * acked one; -1: that one is purged;
+									 * -2: not known */
+	int64		binlog_expire_seconds;	/* 0: until PURGE; -1: not known */
 
 	/* the ring: byte offsets are logical and only grow */
 	char	   *ring;			/* this backend's address of the ring */

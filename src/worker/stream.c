@@ -96,8 +96,13 @@ typedef struct worker_ctx
 	bl_decoder *dec;
 	blpg_sink  *sink;
 	TimestampTz last_server_check;
+	TimestampTz last_retention_check;
+	char		warned_oldest[BLPG_FILE_LEN];	/* acked file last warned of as */
+	char		warned_purged[BLPG_FILE_LEN];	/* ... the oldest, as purged */
 	bool		guard_cleared;	/* the crash-loop record was cleared */
 } worker_ctx;
+
+int			blpg_retention_check_interval = 60;
 
 static void
 handle_sigterm(SIGNAL_ARGS)
@@ -502,11 +507,11 @@ exit_if_server_dropped(worker_ctx *w, Oid dboid)
 }
 
 /*
- * Transactions the filters left out put nothing in the ring, so no ack
- * moves the durable position past them.  When everything put has been
- * acknowledged and committed, the worker records the position after them
- * itself (every few seconds): a restart then does not read them again,
- * and the source may purge their binlogs.
+ * Transactions the filters left out, and the source's binlog rotations,
+ * put nothing in the ring, so no ack moves the durable position past them.
+ * When everything put has been acknowledged and committed, the worker
+ * records the position after them itself (every few seconds): a restart
+ * then does not read them again, and the source may purge their binlogs.
  */
 static void
 advance_past_filtered(worker_ctx *w)
@@ -580,6 +585,11 @@ row_image_notice(worker_ctx *w, const bl_source_info *info)
 	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
 	strlcpy(w->slot->binlog_row_image, info->binlog_row_image, sizeof(w->slot->binlog_row_image));
 	w->slot->source_notice[0] = '\0';
+	/* checked again on this session's first event */
+	w->slot->source_oldest_file[0] = '\0';
+	w->slot->retention_files = -2;
+	w->slot->binlog_expire_seconds = -1;
+	w->last_retention_check = 0;
 	LWLockRelease(&w->slot->lock);
 	if (info->binlog_row_image[0] == '\0' || pg_strcasecmp(info->binlog_row_image, "FULL") == 0)
 		return;
@@ -625,6 +635,90 @@ row_image_notice(worker_ctx *w, const bl_source_info *info)
 	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
 	strlcpy(w->slot->source_notice, w->row_image_full, sizeof(w->slot->source_notice));
 	LWLockRelease(&w->slot->lock);
+}
+
+/* ---- the source's binlog retention against the acknowledged position ---- */
+
+/*
+ * List the source's binlog files (a connection of its own) and compare the
+ * oldest with the acknowledged file: status shows how many files the
+ * source keeps before it, and the worker warns, once per acknowledged file
+ * each, when the next purge takes it (the source expires binlogs) and when
+ * one has taken it (a restart could not resume).  A failure leaves it "not known".
+ */
+static void
+check_retention(worker_ctx *w)
+{
+	char	  **files = NULL;
+	int			nfiles = 0;
+	int64_t		expire = 0;
+	bl_error	err;
+	char		acked[BLPG_FILE_LEN];
+	uint64		acked_pos;
+	int			older = -2;
+
+	memset(&err, 0, sizeof(err));
+	w->last_retention_check = GetCurrentTimestamp();
+	if (bl_source_retention(&w->sopts, &files, &nfiles, &expire, &err) != 0)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("source \"%s\": binlog retention not read: %s",
+								 w->cfg->server_name, err.message)));
+		LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+		w->slot->source_oldest_file[0] = '\0';
+		w->slot->retention_files = -2;
+		w->slot->binlog_expire_seconds = -1;
+		LWLockRelease(&w->slot->lock);
+		return;
+	}
+	LWLockAcquire(&w->slot->lock, LW_SHARED);
+	strlcpy(acked, w->slot->acked.file, sizeof(acked));
+	acked_pos = w->slot->acked.pos;
+	LWLockRelease(&w->slot->lock);
+	if (acked[0])
+	{
+		for (int i = 0; i < nfiles && older < 0; i++)
+			if (strcmp(files[i], acked) == 0)
+				older = i;
+		/* the same base name, a number of fixed width: names sort as files */
+		if (older < 0 && strcmp(acked, files[0]) < 0)
+			older = -1;
+	}
+	LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+	if (strlen(files[0]) < sizeof(w->slot->source_oldest_file))
+		strcpy(w->slot->source_oldest_file, files[0]);
+	else
+		w->slot->source_oldest_file[0] = '\0';
+	w->slot->retention_files = older;
+	w->slot->binlog_expire_seconds = expire;
+	LWLockRelease(&w->slot->lock);
+
+	if (acked[0])
+	{
+		if (older == -1 && strcmp(w->warned_purged, acked) != 0)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("source \"%s\": the source has purged binlog %s, which holds the acknowledged position %s:%llu",
+							w->cfg->server_name, acked, acked, (unsigned long long) acked_pos),
+					 errdetail("Its oldest binlog is %s. The worker streams on from memory, but after a restart of the worker or of PostgreSQL it cannot resume there.",
+							   files[0]),
+					 errhint("Apply or acknowledge the changes read so far (binlog_fdw.apply(), ack()) so that the position moves to a binlog the source still has.")));
+			strlcpy(w->warned_purged, acked, sizeof(w->warned_purged));
+		}
+		else if (older == 0 && nfiles > 1 && expire > 0 && strcmp(w->warned_oldest, acked) != 0)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("source \"%s\": the acknowledged position %s:%llu is in the source's oldest binlog, the next one it purges",
+							w->cfg->server_name, acked, (unsigned long long) acked_pos),
+					 errdetail("The source expires binlogs after %lld seconds; once %s is purged, a restart of the worker cannot resume there.",
+							   (long long) expire, acked),
+					 errhint("Apply or acknowledge the changes the source holds (binlog_fdw.apply(), ack()), or keep the source's binlogs longer (binlog_expire_logs_seconds).")));
+			strlcpy(w->warned_oldest, acked, sizeof(w->warned_oldest));
+		}
+	}
+	bl_source_free_files(files, nfiles);
 }
 
 /* ---- the schema history at the start position ---- */
@@ -1006,6 +1100,10 @@ run_session(worker_ctx *w)
 			w->last_server_check = GetCurrentTimestamp();
 			exit_if_server_dropped(w, MyDatabaseId);
 		}
+		if (blpg_retention_check_interval > 0 &&
+			GetCurrentTimestamp() - w->last_retention_check >=
+			(int64) blpg_retention_check_interval * USECS_PER_SEC)
+			check_retention(w);
 	}
 	MemoryContextDelete(event_cxt);
 	update_stats(w, true);

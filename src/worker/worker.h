@@ -25,6 +25,9 @@
 
 #include "nodes/pg_list.h"
 
+/* binlog_fdw.retention_check_interval: seconds between checks (0: none) */
+extern int	blpg_retention_check_interval;
+
 extern PGDLLEXPORT void blpg_worker_main(Datum main_arg);
 extern PGDLLEXPORT void blpg_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void blpg_starter_main(Datum main_arg);

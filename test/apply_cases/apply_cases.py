@@ -79,6 +79,10 @@ Cases:
                    PostgreSQL form named, ANALYZE; load_status's rows
   load-progress    sync_progress while a copy is held mid-way and while it
                    analyzes: phase, rows, rows/s, ETA (cases_finish.py)
+  retention        the source's binlog retention in status against the acked
+                   position: oldest file, files kept before it, expiry; the
+                   WARNINGs when it is next to go and when it is gone
+                   (cases_retention.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -100,6 +104,7 @@ import cases_history                                # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_load                                   # noqa: E402
+import cases_retention                              # noqa: E402
 import cases_security                               # noqa: E402
 import cases_status                                 # noqa: E402
 import cases_triggers                               # noqa: E402
@@ -171,6 +176,7 @@ def main():
         ('load-chunked', lambda: cases_load.case_load_chunked(conn_box[0], m)),
         ('load-finish', lambda: cases_finish.case_load_finish(conn_box[0], m)),
         ('load-progress', lambda: cases_finish.case_load_progress(conn_box[0], m)),
+        ('retention', lambda: cases_retention.case_retention(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -191,11 +191,11 @@ REVOKE ALL ON FUNCTION sync_progress() FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
 
 CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
-                      truncate boolean DEFAULT false)
+                      truncate boolean DEFAULT false, parallel integer DEFAULT 1)
 AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
-COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
-  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
-REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
+COMMENT ON PROCEDURE load(text, text[], integer, boolean, integer) IS
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time';
+REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean, integer) FROM PUBLIC;
 
 -- The chunked loads of load(), per table: chunks committed, rows they
 -- hold, the key they reach, the position and time of the last one,

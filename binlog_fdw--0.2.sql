@@ -375,10 +375,10 @@ AS $$ SELECT rows FROM binlog_fdw.snapshot(sync_table.server, ARRAY[sync_table.s
 -- Initial load in primary-key chunks, each committed with its progress;
 -- called again after a failure it goes on at the next chunk.
 CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
-                      truncate boolean DEFAULT false)
+                      truncate boolean DEFAULT false, parallel integer DEFAULT 1)
 AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
-COMMENT ON PROCEDURE load(text, text[], integer, boolean) IS
-  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped';
+COMMENT ON PROCEDURE load(text, text[], integer, boolean, integer) IS
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time';
 
 -- The loads running now (snapshot(), sync_table(), load()), one row per
 -- backend: phase copying, building indexes or analyzing; rows_per_second
@@ -401,7 +401,7 @@ CREATE VIEW sync_progress AS SELECT * FROM sync_progress();
 
 REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, boolean),
     sync_progress() FROM PUBLIC;
-REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean, integer) FROM PUBLIC;
 
 -- The chunked loads of load(), per table: chunks committed, rows they
 -- hold, the key they reach, the position and time of the last one,

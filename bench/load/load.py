@@ -1,30 +1,36 @@
 #!/usr/bin/python3
 """bench/load/load.py -- the timed part of bench/load/run.sh (issue #11's
-initial-load benchmark): the same MariaDB table (bench.sbtest1, the
-standard table of the benchmarks) copied into PostgreSQL by each tool,
-rounds interleaved (order rotated), best of --runs:
+initial-load benchmark): the same MariaDB table copied into PostgreSQL by
+each tool, rounds interleaved (order rotated), best of --runs.  The table:
+bench.sbtest1 (--table standard, the standard table of the benchmarks) or
+wide.wide40 (--table wide, the 40-column mixed-type table of
+bench/decoder/gen_workload.py --table wide).  T below is that table:
 
-  fdw-snapshot   SELECT * FROM binlog_fdw.snapshot(server, ARRAY['bench.sbtest1'])
-  fdw-load       CALL binlog_fdw.load(server, ARRAY['bench.sbtest1'], chunk_rows)
-  fdw-load-2s    two sessions CALL load() on bench.sbtest1 at once (shared chunks)
-  fdw-load-2t    two sessions CALL load() at once, on bench.sbtest1_h1 and
-                 bench.sbtest1_h2 (the two halves of the same rows)
+  fdw-snapshot   SELECT * FROM binlog_fdw.snapshot(server, ARRAY['T'])
+  fdw-load       CALL binlog_fdw.load(server, ARRAY['T'], chunk_rows)
+  fdw-load-2s    two sessions CALL load() on T at once (they share its chunks)
+  fdw-load-2t    two sessions CALL load() at once, on T_h1 and T_h2 (the
+                 two halves of the same rows)
   pgloader       pgloader (Debian) with a load file: the table only, its
-                 default WITH options; timed: its own figure for the table's
-                 data copy (the summary line of bench.sbtest1); its wall time,
-                 and what it does besides, are recorded too
-  pipe           mariadb --batch --quick -e 'SELECT ...' | psql -c '\\copy ... FROM STDIN'
-  pg-copy        server-side COPY FROM a local file of the same rows (the
-                 file the mariadb client prints; the ingest ceiling)
+                 default WITH options (SBCL heap raised with
+                 --dynamic-space-size: its default heap is exhausted by 2M
+                 rows); timed: its own figure for the table's data copy (the
+                 summary line of T); its wall time and its other steps are
+                 recorded too
+  pipe           mariadb --batch --quick -e 'SELECT ...' | psql -c '\\copy T FROM STDIN'
+  pg-copy        server-side COPY FROM a local file of the same rows (what
+                 the pipe's mariadb client prints; the ingest ceiling)
 
 Every round starts from no target table (dropped before, untimed); pipe and
-pg-copy load into a table created beforehand (untimed) with the types
-binlog_fdw gives the columns and the primary key; binlog_fdw and pgloader
-create their targets.  Each fdw run gets a new foreign server (its
-load progress starts empty).  After each run the target's count, sum(k)
-and sum(amount) are compared with MariaDB's.
+pg-copy load into a table created beforehand (untimed) LIKE a template
+INCLUDING ALL: what binlog_fdw's snapshot() made of an empty copy of the
+source table (its column types and primary key); binlog_fdw and pgloader
+create their targets.  Each fdw run gets a new foreign server (its load
+progress starts empty).  After each run the target's count, sum(k) and the
+sum of a DECIMAL column are compared with MariaDB's.
 
-With --print-source-sql it prints the MariaDB SQL that makes the table.
+--print-source-sql prints the MariaDB SQL that makes the standard table;
+--write-rows FILE writes the pipe's rows to FILE.
 """
 import argparse
 import os
@@ -59,17 +65,22 @@ SHORT = {
 }
 PGBIN = os.environ.get('BLF_PG_BINDIR') or '/usr/lib/postgresql/15/bin'
 COLS = 'id, k, c, pad, amount, created, doc'
-
-# the types binlog_fdw gives the columns (bench/apply/pg_workload.py)
-PG_TABLE = """CREATE TABLE bench.%s (
-  id bigint NOT NULL PRIMARY KEY,
-  k integer NOT NULL,
-  c character varying(120),
-  pad character varying(60),
-  amount numeric(12,2),
-  created timestamp(6) without time zone,
-  doc jsonb
-)"""
+WIDE_COLS = ('id,k,d1,d2,d3,d4,d5,d6,d7,f1,n1,n2,n3,n4,n5,t1,t2,t3,t4,dt,tm,j1,j2,j3,'
+             'x1,x2,x3,b1,b2,v1,v2,v3,v4,c1,i1,i2,i3,i4,e1,yr').split(',')
+# MariaDB database (= the PostgreSQL schema), table, the pipe's select list
+# (BLOBs as bytea hex input: the client prints the backslash of '\\x'
+# doubled, COPY's text format reads it back as one), the checked DECIMAL
+TABLES = {
+    'standard': {'db': 'bench', 'table': 'sbtest1', 'cols': COLS, 'select': COLS, 'sum': 'amount',
+                 'desc': 'bench.sbtest1, the standard table of the benchmarks (id BIGINT PK, k INT, '
+                         'c VARCHAR(120), pad CHAR(60), amount DECIMAL(12,2), created DATETIME(6), doc JSON)'},
+    'wide': {'db': 'wide', 'table': 'wide40', 'cols': ', '.join(WIDE_COLS),
+             'select': ', '.join("CONCAT('\\\\x', HEX(%s))" % c if c in ('b1', 'b2') else c for c in WIDE_COLS),
+             'sum': 'n1',
+             'desc': 'wide.wide40, the wide table of bench/decoder/gen_workload.py --table wide (40 columns: '
+                     'bigint PK, int, 7 double, float, 5 decimal, 4 datetime(6), date, time(6), 3 json, 3 text, '
+                     '2 blob, 4 varchar, char, 4 integers, enum, year)'},
+}
 
 NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi",
          "ivan", "judy", "mallory", "niaj", "olivia", "peggy", "rupert",
@@ -94,25 +105,42 @@ def source_sql(rows, marker):
            "'\"}}')" % (names, regions))
     ddl = ("(id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c VARCHAR(120), pad CHAR(60), "
            "amount DECIMAL(12,2), created DATETIME(6), doc JSON) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
-    half = rows // 2
     return '\n'.join([
         "SET SESSION sql_log_bin = 0;",
         "SET NAMES utf8mb4;",
         "CREATE DATABASE IF NOT EXISTS bench;",
         "USE bench;",
-        "DROP TABLE IF EXISTS bench.sbtest1, bench.sbtest1_h1, bench.sbtest1_h2;",
+        "DROP TABLE IF EXISTS bench.sbtest1;",
         "CREATE TABLE bench.sbtest1 %s;" % ddl,
         "INSERT INTO bench.sbtest1 (%s) SELECT seq, 1 + MOD(seq * 48271, %d), %s, %s, "
         "MOD(seq * 69621, 10000000) / 100, "
         "TIMESTAMP'2024-01-01 00:00:00' + INTERVAL (seq * 7000000 + MOD(seq * 7907, 1000000)) MICROSECOND, "
         "%s FROM seq_1_to_%d;" % (COLS, rows, c, pad, doc, rows),
-        "CREATE TABLE bench.sbtest1_h1 %s;" % ddl,
-        "INSERT INTO bench.sbtest1_h1 SELECT * FROM bench.sbtest1 WHERE id <= %d;" % half,
-        "CREATE TABLE bench.sbtest1_h2 %s;" % ddl,
-        "INSERT INTO bench.sbtest1_h2 SELECT * FROM bench.sbtest1 WHERE id > %d;" % half,
-        "ANALYZE TABLE bench.sbtest1, bench.sbtest1_h1, bench.sbtest1_h2;",
-        "ALTER TABLE bench.sbtest1 COMMENT = '%s';" % marker,
         ""])
+
+
+def halves_sql(db, table, rows, marker):
+    """T_h1, T_h2 (the two halves of T's rows), T_t (empty: the template),
+    the marker in T's comment (set last: an interrupted run makes them again)."""
+    t = '%s.%s' % (db, table)
+    half = rows // 2
+    return '\n'.join([
+        "SET SESSION sql_log_bin = 0;",
+        "DROP TABLE IF EXISTS %s_h1, %s_h2, %s_t;" % (t, t, t),
+        "CREATE TABLE %s_h1 LIKE %s;" % (t, t),
+        "INSERT INTO %s_h1 SELECT * FROM %s WHERE id <= %d;" % (t, t, half),
+        "CREATE TABLE %s_h2 LIKE %s;" % (t, t),
+        "INSERT INTO %s_h2 SELECT * FROM %s WHERE id > %d;" % (t, t, half),
+        "CREATE TABLE %s_t LIKE %s;" % (t, t),
+        "ANALYZE TABLE %s, %s_h1, %s_h2;" % (t, t, t),
+        "ALTER TABLE %s COMMENT = '%s';" % (t, marker),
+        ""])
+
+
+def mariadb_cmd(port, sql):
+    return ['mariadb', '--no-defaults', '--batch', '--quick', '--skip-column-names',
+            '--default-character-set=utf8mb4', '-h', '127.0.0.1', '-P', str(port), '-u', 'repl', '-prepl',
+            '-e', sql]
 
 
 def children_cpu():
@@ -123,45 +151,60 @@ def children_cpu():
 class Bench:
     def __init__(self, a):
         self.a = a
+        self.t = TABLES[a.table]
+        self.db, self.tab = self.t['db'], self.t['table']
         self.src_pid = B.mariadbd_pid('bload')
         self.n_server = 0
         m = B.mdb('bload')
-        self.expected = tuple(str(x) for x in B.mx(m, 'SELECT COUNT(*), SUM(k), SUM(amount) FROM bench.sbtest1')[0])
+        self.expected = tuple(str(x) for x in B.mx(m, 'SELECT COUNT(*), SUM(k), SUM(%s) FROM %s.%s' % (
+            self.t['sum'], self.db, self.tab))[0])
         m.close()
         self.types = {}
         self.pgloader_notes = None
+        # the template of pipe's and pg-copy's targets: binlog_fdw's table
+        c = self.conn()
+        B.q(c, 'CREATE SCHEMA IF NOT EXISTS %s' % self.db)
+        B.q(c, 'DROP TABLE IF EXISTS %s.%s_t' % (self.db, self.tab))
+        s = self.server(c)
+        B.q(c, "SELECT * FROM binlog_fdw.snapshot(%s, ARRAY[%s])", (s, '%s.%s_t' % (self.db, self.tab)))
+        B.q(c, 'DROP SERVER %s CASCADE' % s)
+        c.close()
 
     def conn(self):
         return B.pg(self.a.pg_port, 'bench', app='bench-load')
 
     def fresh(self, c):
-        B.q(c, 'DROP TABLE IF EXISTS bench.sbtest1, bench.sbtest1_h1, bench.sbtest1_h2')
+        B.q(c, 'DROP TABLE IF EXISTS {0}.{1}, {0}.{1}_h1, {0}.{1}_h2'.format(self.db, self.tab))
 
     def server(self, c):
         self.n_server += 1
         name = 'ld%d' % self.n_server
         B.q(c, "CREATE SERVER %s FOREIGN DATA WRAPPER binlog_fdw OPTIONS (host '127.0.0.1', port '%d', "
-               "server_id '%d', include '^bench\\.')" % (name, self.a.src_port, 4600 + self.n_server))
+               "server_id '%d', include '^%s\\.')" % (name, self.a.src_port, 4600 + self.n_server, self.db))
         B.q(c, "CREATE USER MAPPING FOR CURRENT_USER SERVER %s OPTIONS (user 'repl', password 'repl')" % name)
         return name
 
+    def target_like_template(self, c):
+        B.q(c, 'CREATE TABLE {0}.{1} (LIKE {0}.{1}_t INCLUDING ALL)'.format(self.db, self.tab))
+
     def check(self, c, tables):
-        got = B.q(c, 'SELECT COUNT(*), SUM(k), SUM(amount) FROM (%s) t' % ' UNION ALL '.join(
-            'SELECT k, amount FROM bench.%s' % t for t in tables))[0]
+        got = B.q(c, 'SELECT COUNT(*), SUM(k), SUM(%s) FROM (%s) t' % (self.t['sum'], ' UNION ALL '.join(
+            'SELECT k, %s FROM %s.%s' % (self.t['sum'], self.db, t) for t in tables)))[0]
         got = tuple(str(x) for x in got)
         if got != self.expected:
-            return 'target has count/sum(k)/sum(amount) %s, MariaDB %s' % ('/'.join(got), '/'.join(self.expected))
+            return 'target has count/sum(k)/sum(%s) %s, MariaDB %s' % (
+                self.t['sum'], '/'.join(got), '/'.join(self.expected))
         return None
 
-    def note_types(self, tool, c, table='sbtest1'):
+    def note_types(self, tool, c, table):
         if tool in self.types:
             return
         self.types[tool] = ', '.join('%s %s' % r for r in B.q(
             c, "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
                "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
-            ('bench.' + table,)))
-        idx = B.q(c, "SELECT indexdef FROM pg_indexes WHERE schemaname = 'bench' AND tablename = %s",
-                  (table,))
+            ('%s.%s' % (self.db, table),)))
+        idx = B.q(c, "SELECT regexp_replace(indexdef, 'INDEX \\S+ ON', 'INDEX ON') FROM pg_indexes "
+                     "WHERE schemaname = %s AND tablename = %s", (self.db, table))
         self.types[tool] += '; ' + '; '.join(r[0] for r in idx)
 
     def run(self, tool, rnd):
@@ -178,12 +221,16 @@ class Bench:
         out['cpu_s'] = {'mariadbd': (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None,
                         'client processes': children_cpu() - ch0 if tool in ('pgloader', 'pipe') else None}
         if not out.get('error'):
-            tables = ['sbtest1_h1', 'sbtest1_h2'] if tool == 'fdw-load-2t' else ['sbtest1']
+            tables = [self.tab + '_h1', self.tab + '_h2'] if tool == 'fdw-load-2t' else [self.tab]
             err = self.check(c, tables)
             if err:
                 out['error'] = err
             else:
                 self.note_types(tool, c, tables[0])
+                # every value (as PostgreSQL prints the target's types): equal
+                # for the tools whose targets have the same types
+                out['md5_rows'] = B.q1(c, "SELECT md5(string_agg(t::text, E'\\n' ORDER BY id)) FROM (%s) t" % (
+                    ' UNION ALL '.join('SELECT * FROM %s.%s' % (self.db, x) for x in tables)))
             if out.get('seconds'):
                 out['rows_per_s'] = self.a.rows / out['seconds']
         for s in out.pop('servers', []):
@@ -196,14 +243,14 @@ class Bench:
     def fdw_snapshot(self, c):
         s = self.server(c)
         t0 = time.perf_counter()
-        r = B.q(c, "SELECT rows FROM binlog_fdw.snapshot(%s, ARRAY['bench.sbtest1'])", (s,))
+        r = B.q(c, "SELECT rows FROM binlog_fdw.snapshot(%s, ARRAY[%s])", (s, '%s.%s' % (self.db, self.tab)))
         dt = time.perf_counter() - t0
         return {'seconds': dt, 'servers': [s], 'rows_reported': r[0][0] if r else None}
 
     def fdw_load(self, c):
         s = self.server(c)
         t0 = time.perf_counter()
-        B.q(c, "CALL binlog_fdw.load(%s, ARRAY['bench.sbtest1'], %s)", (s, self.a.chunk_rows))
+        B.q(c, "CALL binlog_fdw.load(%s, ARRAY[%s], %s)", (s, '%s.%s' % (self.db, self.tab), self.a.chunk_rows))
         dt = time.perf_counter() - t0
         chunks = B.q1(c, "SELECT sum(chunks) FROM binlog_fdw.load_status WHERE server = %s", (s,))
         return {'seconds': dt, 'servers': [s], 'chunks': chunks}
@@ -240,38 +287,40 @@ class Bench:
         return out
 
     def fdw_load_2s(self, c):
-        return self.two_sessions(c, ['bench.sbtest1', 'bench.sbtest1'])
+        t = '%s.%s' % (self.db, self.tab)
+        return self.two_sessions(c, [t, t])
 
     def fdw_load_2t(self, c):
-        return self.two_sessions(c, ['bench.sbtest1_h1', 'bench.sbtest1_h2'])
+        t = '%s.%s' % (self.db, self.tab)
+        return self.two_sessions(c, [t + '_h1', t + '_h2'])
 
     # ---- pgloader ----
     def pgloader(self, c):
         a = self.a
-        cmd = os.path.join(a.work, 'pgloader.load')
+        cmd = os.path.join(a.work, 'pgloader-%s.load' % self.tab)
         with open(cmd, 'w') as f:
             f.write("LOAD DATABASE\n"
-                    "  FROM mysql://repl:repl@127.0.0.1:%d/bench\n"
+                    "  FROM mysql://repl:repl@127.0.0.1:%d/%s\n"
                     "  INTO postgresql://postgres@127.0.0.1:%d/bench\n"
-                    "  INCLUDING ONLY TABLE NAMES MATCHING 'sbtest1';\n" % (a.src_port, a.pg_port))
+                    "  INCLUDING ONLY TABLE NAMES MATCHING '%s';\n" % (a.src_port, self.db, a.pg_port, self.tab))
         logdir = os.path.join(a.work, 'pgloader-logs')
         os.makedirs(logdir, exist_ok=True)
         t0 = time.perf_counter()
-        p = subprocess.run(['pgloader', '--no-ssl-cert-verification', '--logfile',
-                            os.path.join(logdir, 'pgloader.log'), cmd],
+        p = subprocess.run(['pgloader', '--dynamic-space-size', str(a.pgloader_heap_mb),
+                            '--logfile', os.path.join(logdir, 'pgloader.log'), cmd],
                            capture_output=True, text=True, cwd=a.work)
         wall = time.perf_counter() - t0
         txt = p.stdout + p.stderr
-        open(os.path.join(logdir, 'last-output.txt'), 'w').write(txt)
+        open(os.path.join(logdir, 'last-output-%s.txt' % self.tab), 'w').write(txt)
         if p.returncode != 0:
             return {'error': 'pgloader exit %d: %s' % (p.returncode, txt[-600:])}
         phases = parse_pgloader(txt)
         copy = None
         for name, secs in phases:
-            if name.endswith('sbtest1'):
+            if name == '%s.%s' % (self.db, self.tab):
                 copy = secs
         if copy is None:
-            return {'error': 'no copy time of sbtest1 in the pgloader summary: %s' % txt[-600:]}
+            return {'error': 'no copy time of %s in the pgloader summary: %s' % (self.tab, txt[-600:])}
         if self.pgloader_notes is None:
             self.pgloader_notes = phases
         return {'seconds': copy, 'wall_seconds': wall, 'phases': phases}
@@ -279,51 +328,51 @@ class Bench:
     # ---- the pipe and the COPY ceiling ----
     def pipe(self, c):
         a = self.a
-        B.q(c, PG_TABLE % 'sbtest1')
+        self.target_like_template(c)
         # mariadb --batch prints NULL as NULL and escapes tab, newline, backslash
         # and NUL as \t \n \\ \0, which COPY's text format reads back (the
-        # standard table has no NUL byte and no string 'NULL')
-        sh = ("set -o pipefail; mariadb --no-defaults --batch --quick --skip-column-names "
-              "--default-character-set=utf8mb4 -h 127.0.0.1 -P %d -u repl -prepl "
-              "-e 'SELECT %s FROM bench.sbtest1' | "
-              "%s/psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p %d -U postgres -d bench "
-              "-c \"\\copy bench.sbtest1 (%s) FROM STDIN WITH (NULL 'NULL')\"" % (
-                  a.src_port, COLS, PGBIN, a.pg_port, COLS))
+        # tables have no NUL byte in a string, no string 'NULL', BLOBs in hex)
+        src = mariadb_cmd(a.src_port, 'SELECT %s FROM %s.%s' % (self.t['select'], self.db, self.tab))
+        dst = [os.path.join(PGBIN, 'psql'), '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1',
+               '-p', str(a.pg_port), '-U', 'postgres', '-d', 'bench', '-c',
+               "\\copy %s.%s (%s) FROM STDIN WITH (NULL 'NULL')" % (self.db, self.tab, self.t['cols'])]
         t0 = time.perf_counter()
-        p = subprocess.run(['bash', '-c', sh], capture_output=True, text=True)
+        p1 = subprocess.Popen(src, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p2 = subprocess.Popen(dst, stdin=p1.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p1.stdout.close()
+        o2, e2 = p2.communicate()
+        e1 = p1.stderr.read()
+        p1.wait()
         dt = time.perf_counter() - t0
-        if p.returncode != 0:
-            return {'error': 'pipe exit %d: %s' % (p.returncode, (p.stdout + p.stderr)[-600:])}
+        if p1.returncode or p2.returncode:
+            return {'error': 'pipe exit %d/%d: %s %s' % (p1.returncode, p2.returncode, e1.decode()[-300:],
+                                                         e2.decode()[-300:])}
         return {'seconds': dt}
 
     def pg_copy(self, c):
-        B.q(c, PG_TABLE % 'sbtest1')
+        self.target_like_template(c)
         t0 = time.perf_counter()
-        B.q(c, "COPY bench.sbtest1 (%s) FROM %%s WITH (NULL 'NULL')" % COLS, (self.a.rows_file,))
+        B.q(c, "COPY %s.%s (%s) FROM %%s WITH (NULL 'NULL')" % (self.db, self.tab, self.t['cols']),
+            (self.a.rows_file,))
         return {'seconds': time.perf_counter() - t0}
 
 
 def parse_pgloader(txt):
-    """The rows of pgloader's summary: [(name, seconds)]."""
+    """The rows of pgloader's summary: [(name, seconds)] (0.123s, 123ms or 1m2.345s)."""
     out = []
     for line in txt.splitlines():
-        m = re.match(r'^\s*(\S.*?)\s{2,}.*?\s(\d+(?:\.\d+)?)(ms|s)\s*$', line)
-        if m and not line.lstrip().startswith(('table name', '-')):
-            v = float(m.group(2))
-            if m.group(3) == 'ms':
-                v /= 1000
-            else:
-                # pgloader prints 1m23.456s as well
-                pass
-            out.append((m.group(1).strip(), v))
-        m = re.match(r'^\s*(\S.*?)\s{2,}.*?\s(\d+)m(\d+(?:\.\d+)?)s\s*$', line)
+        if line.lstrip().startswith(('table name', '-')):
+            continue
+        m = re.match(r'^\s*(\S.*?)\s{2,}.*?\s(?:(\d+)m)?(\d+(?:\.\d+)?)(ms|s)\s*$', line)
         if m:
-            out.append((m.group(1).strip(), int(m.group(2)) * 60 + float(m.group(3))))
+            v = float(m.group(3)) / (1000 if m.group(4) == 'ms' else 1) + 60 * int(m.group(2) or 0)
+            out.append((m.group(1).strip(), v))
     return out
 
 
 def report(a, doc, tools):
     res = doc['results']
+    tdef = TABLES[a.table]
     best = {t: B.best(res.get(t, [])) for t in tools}
     ref = {k: (best.get(k) or {}).get('rows_per_s') for k in ('pgloader', 'pipe', 'pg-copy')}
 
@@ -339,7 +388,8 @@ def report(a, doc, tools):
             rows.append([LABELS[t], '-', '-', '-', '-', '-', runs])
             continue
         v = b['rows_per_s']
-        summary[t] = {'seconds': b['seconds'], 'rows_per_s': v, 'x_pgloader': v / ref['pgloader'] if ref['pgloader'] else None,
+        summary[t] = {'seconds': b['seconds'], 'rows_per_s': v,
+                      'x_pgloader': v / ref['pgloader'] if ref['pgloader'] else None,
                       'x_pipe': v / ref['pipe'] if ref['pipe'] else None,
                       'x_copy': v / ref['pg-copy'] if ref['pg-copy'] else None}
         rows.append([LABELS[t], '%.2f' % b['seconds'], B.fmt_int(v), ratio(v, ref['pgloader']),
@@ -363,55 +413,75 @@ def report(a, doc, tools):
                 print('%s round %d: %s' % (t, r['round'], r['error'][:400]))
 
     os.makedirs(a.results, exist_ok=True)
-    base = os.path.join(a.results, 'load-%s' % doc['date'])
+    base = os.path.join(a.results, '%s-%s' % (a.name, doc['date']))
     B.write_json(base + '.json', doc)
-    png = os.path.join(a.results, 'load.png')
+    png = os.path.join(a.results, '%s.png' % a.name)
     ts = [t for t in tools if t in summary]
     hl = []
     if ref['pg-copy']:
         hl.append((ref['pg-copy'] * 0.9, 'target: 0.9x the COPY ceiling', '#cc0000'))
     if ref['pgloader']:
         hl.append((ref['pgloader'] * 2.5, 'target: 2.5x pgloader', '#7a3fb0'))
-    chart = B.bar_chart(png, 'Initial load of %s rows of bench.sbtest1, MariaDB -> PostgreSQL (%s, best of %d)' % (
-        B.fmt_int(a.rows), doc['date'], a.runs), [SHORT[t] for t in ts], [summary[t]['rows_per_s'] for t in ts],
-        'rows per second', hl, ['#d9822b' if t.startswith('fdw-') else '#3b75af' for t in ts])
+    chart = ts and B.bar_chart(png, 'Initial load of %s rows of %s.%s, MariaDB -> PostgreSQL (%s, best of %d)' % (
+        B.fmt_int(a.rows), tdef['db'], tdef['table'], doc['date'], a.runs), [SHORT[t] for t in ts],
+        [summary[t]['rows_per_s'] for t in ts], 'rows per second', hl,
+        ['#d9822b' if t.startswith('fdw-') else '#3b75af' for t in ts])
 
     host, b = doc['host'], doc['build']
     pgl = ''
     if doc.get('pgloader_phases'):
-        pgl = ('pgloader\'s own summary of one run (seconds): %s; its wall time (SBCL start, catalog '
-               'queries, CREATE TABLE, the copy, the index build, sequences, comments) was %s s in the '
-               'best run. ' % ('; '.join('%s %.3f' % (n, v) for n, v in doc['pgloader_phases']),
-                               B.fmt((best.get('pgloader') or {}).get('wall_seconds'), '%.2f')))
-    md = ['## Initial-load benchmark (issue #11), %s' % doc['date'], '',
+        pgl = ('pgloader\'s own summary of its first successful run (seconds): %s. Its wall time (SBCL start, '
+               'catalog queries, CREATE TABLE, the copy, the primary key built after the copy, sequences, '
+               'comments) was %s s in the best run.' % (
+                   '; '.join('%s %.3f' % (n, v) for n, v in doc['pgloader_phases']),
+                   B.fmt((best.get('pgloader') or {}).get('wall_seconds'), '%.2f')))
+    md = ['## Initial-load benchmark (issue #11), %s, %s' % (tdef['table'], doc['date']), '',
           'Host: %s, %d CPUs, %s GB, %s. %s; %s; %s; %s.' % (
               host['cpu_model'], host['cpus_online'], host['mem_gb'], host['kernel'], B.build_md(b),
               b['postgres'], b['mariadbd'], doc['pgloader_version']), '',
-          'Table: bench.sbtest1, the standard table of the benchmarks (id BIGINT PK, k INT, c VARCHAR(120), '
-          'pad CHAR(60), amount DECIMAL(12,2), created DATETIME(6), doc JSON), %s rows made on MariaDB by '
-          'INSERT ... SELECT FROM seq_1_to_%d (%.0f MB as COPY text); MariaDB with innodb_buffer_pool_size=2G '
-          '(the table in memory), PostgreSQL with `%s`. load(): chunk_rows %s.' % (
-              B.fmt_int(a.rows), a.rows, doc['rows_file_bytes'] / 1e6, ' '.join(doc['pg_options']),
-              B.fmt_int(a.chunk_rows)), '',
+          'Table: %s; %s rows (%.0f MB as the pipe\'s COPY text), made on MariaDB %s. MariaDB with '
+          'innodb_buffer_pool_size=2G (the table in memory), PostgreSQL with `%s`. load(): chunk_rows %s. '
+          'pgloader: --dynamic-space-size %d (MB of SBCL heap), otherwise its defaults.' % (
+              tdef['desc'], B.fmt_int(a.rows), doc['rows_file_bytes'] / 1e6,
+              'by INSERT ... SELECT FROM seq_1_to_%d' % a.rows if a.table == 'standard' else
+              'by gen_workload.py --table wide\'s INSERTs', ' '.join(doc['pg_options']),
+              B.fmt_int(a.chunk_rows), a.pgloader_heap_mb), '',
           'Best of %d runs, tools interleaved round by round (order rotated). Load average %s before, %s after. '
           '%s' % (a.runs, ' '.join(doc['loadavg_before']), ' '.join(doc['loadavg_after']), doc['busy']), '',
           B.table(hdr, [[r[0].replace('|', '\\|')] + r[1:] for r in rows], md=True), '',
           'x pgloader / x pipe / x COPY: rows/s against that tool\'s best. Timed: binlog_fdw from the '
-          'call to its return (the target created, rows copied, PRIMARY KEY, ANALYZE; load() also commits '
-          'each chunk with its progress); pgloader: the data copy of the table as its summary reports it; '
-          'the pipe: the whole shell pipeline into a table created beforehand with its primary key; COPY: '
-          'server-side COPY FROM the file the mariadb client printed, into the same kind of table. '
-          'Every result was checked (count, sum(k), sum(amount) equal MariaDB\'s). `!` marks a failed run.',
-          '', pgl, '']
+          'call to its return (target created, rows copied, ANALYZE; load() also commits each chunk with '
+          'its progress); pgloader: the data copy of the table as its summary reports it; the pipe: the '
+          'whole pipeline into a table created beforehand; COPY: server-side COPY FROM the file the '
+          'pipe\'s mariadb client printed, into the same kind of table. Every result was checked (count, '
+          'sum(k), sum(%s) equal MariaDB\'s). `!` marks a failed run.' % tdef['sum'], '']
+    if pgl:
+        md += [pgl, '']
     if targets:
         md += ['Targets of issue #11 (noted, not asserted): ' + '; '.join(
             '%s: %.2fx (%s)' % (t['name'], t['measured'], 'met' if t['met'] else 'not met') for t in targets) + '.', '']
+    fp = {}
+    for t in tools:
+        for r in res[t]:
+            if r.get('md5_rows'):
+                fp.setdefault(r['md5_rows'], set()).add(t)
+    doc['md5_rows'] = {k: sorted(v) for k, v in fp.items()}
+    if fp:
+        md += ['md5 of all rows as text, ordered by id (every value compared; equal only for equal column '
+               'types): ' + '; '.join('`%s`: %s' % (k[:12], ', '.join(t for t in tools if t in v))
+                                      for k, v in fp.items()) + '.', '']
     by = {}
     for t, v in doc['types'].items():
         by.setdefault(v, []).append(t)
-    md += ['Target columns and indexes: ' + '; '.join('%s: %s' % (', '.join(ts), v) for v, ts in by.items()) + '.', '']
+    md += ['Target columns and indexes: ' + '; '.join(
+        '**%s**: %s' % (', '.join(ts), v) for v, ts in by.items()) + '.', '']
     if chart:
-        md += ['![load](load.png)', '']
+        md += ['![load](%s.png)' % a.name, '']
+    for t in tools:
+        for r in res[t]:
+            if r.get('error'):
+                md.append('- %s round %d failed: `%s`' % (t, r['round'], r['error'][:300].replace('\n', ' ')))
+    md.append('')
     open(base + '.md', 'w').write('\n'.join(md))
     B.log('wrote %s.{json,md}%s' % (base, ' and ' + png if chart else ''))
     return 0
@@ -420,34 +490,49 @@ def report(a, doc, tools):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--print-source-sql', action='store_true')
+    ap.add_argument('--print-halves-sql', action='store_true')
+    ap.add_argument('--write-rows', metavar='FILE')
     ap.add_argument('--marker', default='')
+    ap.add_argument('--table', choices=sorted(TABLES), default='standard')
     ap.add_argument('--rows', type=int, default=2000000)
     ap.add_argument('--chunk-rows', type=int, default=100000)
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--tools', default=','.join(ALL_TOOLS))
     ap.add_argument('--src-port', type=int, default=3505)
     ap.add_argument('--pg-port', type=int, default=5505)
+    ap.add_argument('--pgloader-heap-mb', type=int, default=4096)
     ap.add_argument('--rows-file')
     ap.add_argument('--work')
     ap.add_argument('--results')
+    ap.add_argument('--name', default='load')
     ap.add_argument('--pg-options', default='')
-    ap.add_argument('--small', type=int, default=0)
     a = ap.parse_args()
+    t = TABLES[a.table]
     if a.print_source_sql:
         sys.stdout.write(source_sql(a.rows, a.marker))
         return 0
-    tools = [t for t in a.tools.split(',') if t]
-    for t in tools:
-        if t not in ALL_TOOLS:
-            ap.error('unknown tool %s' % t)
-    tools = [t for t in ALL_TOOLS if t in tools]
-    doc = {'benchmark': 'load', 'date': time.strftime('%Y-%m-%d'), 'host': B.host_facts(),
+    if a.print_halves_sql:
+        sys.stdout.write(halves_sql(t['db'], t['table'], a.rows, a.marker))
+        return 0
+    if a.write_rows:
+        with open(a.write_rows, 'wb') as f:
+            subprocess.run(mariadb_cmd(a.src_port, 'SELECT %s FROM %s.%s ORDER BY id' % (
+                t['select'], t['db'], t['table'])), stdout=f, check=True)
+        return 0
+    tools = [x for x in a.tools.split(',') if x]
+    for x in tools:
+        if x not in ALL_TOOLS:
+            ap.error('unknown tool %s' % x)
+    tools = [x for x in ALL_TOOLS if x in tools]
+    doc = {'benchmark': a.name, 'date': time.strftime('%Y-%m-%d'), 'host': B.host_facts(),
            'build': B.build_facts(), 'pgloader_version': B.sh('pgloader', '--version').replace('\n', ', '),
-           'rows': a.rows, 'chunk_rows': a.chunk_rows, 'runs': a.runs, 'pg_options': a.pg_options.split(),
+           'table': '%s.%s' % (t['db'], t['table']), 'rows': a.rows, 'chunk_rows': a.chunk_rows,
+           'runs': a.runs, 'pg_options': a.pg_options.split(), 'pgloader_heap_mb': a.pgloader_heap_mb,
            'rows_file_bytes': os.path.getsize(a.rows_file),
            'statistic': 'best (min) seconds of the runs, tools interleaved', 'tools': tools,
            'loadavg_before': B.loadavg()}
-    B.log('load average %s; %d rounds of %s' % (' '.join(doc['loadavg_before']), a.runs, ', '.join(tools)))
+    B.log('%s.%s: load average %s; %d rounds of %s' % (t['db'], t['table'], ' '.join(doc['loadavg_before']),
+                                                       a.runs, ', '.join(tools)))
     bench = Bench(a)
     doc['results'] = B.interleave(tools, a.runs, bench.run)
     doc['loadavg_after'] = B.loadavg()

@@ -260,6 +260,26 @@ extern void blpg_snapshot_finish_target(const char *server_name, struct bl_snaps
 										int64 estimate, TimestampTz started,
 										int64 rows_at_start);
 
+/*
+ * Load sources[0..n-1] chunk by chunk from sources[first] on, wrapping
+ * around, each chunk committed by commit() (load.c); quiet: no NOTICEs.
+ */
+struct bl_source_options;
+extern void blpg_load_tables(const char *server_name, Oid serverid,
+							 const struct bl_source_options *so,
+							 const blpg_apply_options *opts, char **sources, int n,
+							 int first, int64 chunk_rows, bool truncate, bool quiet,
+							 void (*commit) (void));
+
+/* Background loaders of load(parallel => N) (loaders.c) */
+#define BLPG_MAX_LOADERS 16
+extern void *blpg_loader_launch(const char *server_name, Oid serverid, char **sources,
+								int nsources, int first, int64 chunk_rows);
+/* Wait for them all; an error if one failed. */
+extern void blpg_loaders_wait(List *loaders);
+extern void blpg_loaders_stop(List *loaders);
+extern PGDLLEXPORT void blpg_loader_main(Datum main_arg);
+
 /* The MySQL connection options of a copy, from the source's (snapshot.c). */
 struct bl_source_options;
 extern void blpg_snapshot_source_options(const blpg_source_config *cfg,
@@ -272,6 +292,15 @@ extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot
 									 Oid into, Oid *target, int64 *rows);
 extern Oid	blpg_snapshot_target_of(const char *server_name, const char *source,
 									const blpg_apply_options *opts);
+
+/*
+ * Does a copy about to take its snapshot begin the source (it has no
+ * position yet)?  Then the copy holds, until its transaction ends, the lock
+ * that makes such copies take their snapshots one at a time: the first to
+ * commit records the earliest position, and later copies see it
+ * (snapshot.c).  Call before the copy's snapshot.
+ */
+extern bool blpg_copy_begins_source(Oid serverid);
 
 /*
  * A source that begins streaming at a copy (snapshot(), load()'s first

@@ -210,6 +210,9 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		if (st->complete)
 			return true;
 	}
+	/* a source that has no position begins at this chunk's (the first) */
+	if (st->nchunks == 0 || truncate)
+		begins = blpg_copy_begins_source(serverid);
 	memset(&err, 0, sizeof(err));
 	snap = bl_snapshot_open(so, &err);
 	if (snap == NULL)
@@ -267,15 +270,9 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 										chunk.first, chunk.rows_before + chunk.rows,
 										chunk.estimate, chunk.started, chunk.rows_at_start);
 		/* a source never started begins streaming at its first chunk */
-		if (chunk.first)
-		{
-			blpg_position state;
-
-			begins = !blpg_state_load(serverid, &state);
-			if (begins)
-				blpg_snapshot_seed_history(serverid, server_name, snap,
-										   list_make1(makeString((char *) source)), file, pos);
-		}
+		if (chunk.first && begins)
+			blpg_snapshot_seed_history(serverid, server_name, snap,
+									   list_make1(makeString((char *) source)), file, pos);
 	}
 	PG_FINALLY();
 	{
@@ -302,7 +299,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	}
 
 	/* ... with the table's definition there in its schema history */
-	if (begins)
+	if (chunk.first && begins)
 	{
 		blpg_position state;
 
@@ -318,6 +315,81 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	return done;
 }
 
+/*
+ * Load sources[0..n-1], starting at sources[first] and wrapping around
+ * (several loaders spread over the tables): chunk after chunk, each
+ * committed by commit().  A table another loader completed meanwhile is
+ * passed over; one it is loading is shared chunk by chunk.
+ */
+void
+blpg_load_tables(const char *server_name, Oid serverid, const bl_source_options *so,
+				 const blpg_apply_options *opts, char **sources, int n, int first,
+				 int64 chunk_rows, bool truncate, bool quiet, void (*commit) (void))
+{
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext chunk_cxt = AllocSetContextCreate(outer, "binlog_fdw load chunk",
+													ALLOCSET_DEFAULT_SIZES);
+
+	for (int k = 0; k < n; k++)
+	{
+		char	   *source = sources[(first + k) % n];
+		const char *dot;
+		char	   *db,
+				   *table;
+		load_state	st;
+		bool		restart = truncate;
+
+		dot = strchr(source, '.');
+		if (dot == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("table \"%s\" must be given as database.table", source)));
+		db = pnstrdup(source, dot - source);
+		table = pstrdup(dot + 1);
+		memset(&st, 0, sizeof(st));
+		st.server_name = server_name;
+		st.db = db;
+		st.table = table;
+		st.cxt = outer;
+		blpg_run_as_owner(state_read_fn, &st);
+		if (st.complete && !restart)
+		{
+			if (!quiet)
+				ereport(NOTICE,
+						(errmsg("%s is loaded already (%d chunks)", source, st.nchunks),
+						 errhint("Pass truncate => true to load it again.")));
+			continue;
+		}
+		if (st.nchunks > 0 && !restart && !quiet)
+			ereport(NOTICE,
+					(errmsg("the load of %s goes on after chunk %d (key %s)",
+							source, st.nchunks, st.after ? st.after : "-")));
+		for (;;)
+		{
+			MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
+			bool		done;
+
+			done = load_chunk(server_name, serverid, so, opts, source, db, table,
+							  chunk_rows, restart, &st);
+			MemoryContextSwitchTo(old);
+			commit();
+			MemoryContextReset(chunk_cxt);
+			if (done)
+				break;
+			restart = false;
+			blpg_run_as_owner(state_read_fn, &st);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextDelete(chunk_cxt);
+}
+
+static void
+procedure_commit(void)
+{
+	SPI_commit();
+}
+
 Datum
 binlog_fdw_load(PG_FUNCTION_ARGS)
 {
@@ -325,6 +397,7 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	ArrayType  *tables;
 	int64		chunk_rows = PG_ARGISNULL(2) ? 100000 : PG_GETARG_INT32(2);
 	bool		truncate = PG_ARGISNULL(3) ? false : PG_GETARG_BOOL(3);
+	int			parallel = PG_NARGS() < 5 || PG_ARGISNULL(4) ? 1 : PG_GETARG_INT32(4);
 	ForeignServer *server;
 	blpg_source_config *cfg;
 	blpg_apply_options opts;
@@ -332,9 +405,11 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
+	char	  **sources;
+	volatile int nsources = 0;
 	AclResult	aclresult;
-	MemoryContext outer,
-				chunk_cxt;
+	MemoryContext outer;
+	List	   *volatile loaders = NIL;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	blpg_require_arg(fcinfo, 1, "tables");
@@ -353,6 +428,16 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("chunk_rows must be at least 1")));
+	if (parallel < 1 || parallel > BLPG_MAX_LOADERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parallel must be between 1 and %d", BLPG_MAX_LOADERS)));
+	if (parallel > 1 && truncate)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("binlog_fdw.load() with parallel > 1 cannot truncate"),
+				 errdetail("Each loader would start the tables it reaches again."),
+				 errhint("Truncate the targets and call it with truncate => false, or load with parallel => 1.")));
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* what is used after a commit is copied here, which survives them */
@@ -363,65 +448,37 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
-	chunk_cxt = AllocSetContextCreate(outer, "binlog_fdw load chunk", ALLOCSET_DEFAULT_SIZES);
 	cfg = blpg_load_config(server->serverid, GetUserId());
 	blpg_apply_options_load(server->serverid, &opts);
 	blpg_snapshot_source_options(cfg, &so);
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-
+	sources = palloc0(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
-	{
-		char	   *source;
-		const char *dot;
-		char	   *db,
-				   *table;
-		load_state	st;
-		bool		restart = truncate;
-
-		if (nulls[i])
-			continue;
-		source = TextDatumGetCString(elems[i]);
-		dot = strchr(source, '.');
-		if (dot == NULL)
+		if (!nulls[i])
+			sources[nsources++] = MemoryContextStrdup(outer, TextDatumGetCString(elems[i]));
+	for (int i = 0; i < nsources; i++)
+		if (strchr(sources[i], '.') == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("table \"%s\" must be given as database.table", source)));
-		db = pnstrdup(source, dot - source);
-		table = pstrdup(dot + 1);
-		memset(&st, 0, sizeof(st));
-		st.server_name = server->servername;
-		st.db = db;
-		st.table = table;
-		st.cxt = outer;
-		blpg_run_as_owner(state_read_fn, &st);
-		if (st.complete && !restart)
-		{
-			ereport(NOTICE,
-					(errmsg("%s is loaded already (%d chunks)", source, st.nchunks),
-					 errhint("Pass truncate => true to load it again.")));
-			continue;
-		}
-		if (st.nchunks > 0 && !restart)
-			ereport(NOTICE,
-					(errmsg("the load of %s goes on after chunk %d (key %s)",
-							source, st.nchunks, st.after ? st.after : "-")));
-		for (;;)
-		{
-			MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
-			bool		done;
+					 errmsg("table \"%s\" must be given as database.table", sources[i])));
 
-			done = load_chunk(server->servername, server->serverid, &so, &opts, source, db, table,
-							  chunk_rows, restart, &st);
-			MemoryContextSwitchTo(old);
-			SPI_commit();
-			MemoryContextReset(chunk_cxt);
-			if (done)
-				break;
-			restart = false;
-			blpg_run_as_owner(state_read_fn, &st);
-			CHECK_FOR_INTERRUPTS();
-		}
+	/* loaders 1..parallel-1 in the background, each starting at its own table */
+	for (int i = 1; i < parallel && nsources > 0; i++)
+		loaders = lappend(loaders, blpg_loader_launch(server->servername, server->serverid,
+													  sources, nsources, i % nsources,
+													  chunk_rows));
+	PG_TRY();
+	{
+		blpg_load_tables(server->servername, server->serverid, &so, &opts, sources, nsources, 0,
+						 chunk_rows, truncate, false, procedure_commit);
 	}
+	PG_CATCH();
+	{
+		blpg_loaders_stop(loaders);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	blpg_loaders_wait(loaders);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

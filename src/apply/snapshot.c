@@ -22,6 +22,8 @@
 
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_namespace.h"
 #include "commands/copy.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
@@ -34,6 +36,8 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(binlog_fdw_snapshot);
@@ -365,6 +369,13 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 	int			npk = 0;
 
 	initStringInfo(&sql);
+	/*
+	 * Loads of other tables into the same new schema (parallel loaders)
+	 * wait here for the first to commit it: CREATE SCHEMA IF NOT EXISTS is
+	 * not safe against a concurrent one.
+	 */
+	if (!OidIsValid(get_namespace_oid(schema, true)))
+		LockDatabaseObject(NamespaceRelationId, InvalidOid, 0, ExclusiveLock);
 	if (!OidIsValid(get_namespace_oid(schema, true)))
 	{
 		appendStringInfo(&sql, "CREATE SCHEMA IF NOT EXISTS %s", quote_identifier(schema));
@@ -974,6 +985,27 @@ blpg_load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	(void) load_table(server_name, snap, source, opts, truncate, file, pos, chunk);
 }
 
+bool
+blpg_copy_begins_source(Oid serverid)
+{
+	blpg_position state;
+	bool		found;
+
+	if (blpg_state_load(serverid, &state))
+		return false;
+	LockDatabaseObject(ForeignServerRelationId, serverid, 1, ExclusiveLock);
+
+	/*
+	 * Another copy that held it first may have committed its position:
+	 * read it with a snapshot taken now, not the statement's (older than
+	 * the wait).
+	 */
+	PushActiveSnapshot(GetLatestSnapshot());
+	found = blpg_state_load(serverid, &state);
+	PopActiveSnapshot();
+	return !found;
+}
+
 /* blpg_snapshot_seed_history, then the end of snap (in any case) */
 static void
 seed_history_and_end(Oid serverid, const char *server_name, bl_snapshot *snap,
@@ -1012,6 +1044,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	bool	   *nulls;
 	int			n;
 	AclResult	aclresult;
+	bool		begins;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	blpg_require_arg(fcinfo, 1, "tables");
@@ -1047,6 +1080,9 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 		}
 		blpg_sync_lock_tables(server->serverid, names);
 	}
+
+	/* a source that has no position begins at this snapshot's */
+	begins = blpg_copy_begins_source(server->serverid);
 
 	/*
 	 * Table definitions are not part of a snapshot: DDL on a table between
@@ -1207,7 +1243,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 			 * a source never started begins streaming at the snapshot, with
 			 * the copied tables' definitions there in its schema history
 			 */
-			if (!blpg_state_load(server->serverid, &state))
+			if (begins)
 			{
 				List	   *sources = NIL;
 

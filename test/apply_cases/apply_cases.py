@@ -79,6 +79,9 @@ Cases:
                    PostgreSQL form named, ANALYZE; load_status's rows
   load-progress    sync_progress while a copy is held mid-way and while it
                    analyzes: phase, rows, rows/s, ETA (cases_finish.py)
+  load-parallel    CALL load(parallel => 3) of four tables under a writer:
+                   loaders overlap, the tables equal MariaDB's; a background
+                   loader's error is the caller's (cases_parallel.py)
   retention        the source's binlog retention in status against the acked
                    position: oldest file, files kept before it, expiry; the
                    WARNINGs when it is next to go and when it is gone
@@ -104,6 +107,7 @@ import cases_history                                # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_load                                   # noqa: E402
+import cases_parallel                               # noqa: E402
 import cases_retention                              # noqa: E402
 import cases_security                               # noqa: E402
 import cases_status                                 # noqa: E402
@@ -177,6 +181,7 @@ def main():
         ('load-finish', lambda: cases_finish.case_load_finish(conn_box[0], m)),
         ('load-progress', lambda: cases_finish.case_load_progress(conn_box[0], m)),
         ('retention', lambda: cases_retention.case_retention(conn_box[0], m)),
+        ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

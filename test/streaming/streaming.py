@@ -1271,6 +1271,12 @@ def cleanup_pg():
             d.close()
         except psycopg2.Error as e:
             log('cleanup: %s' % str(e).strip())
+        # the dropped sources' workers leave at their own pace: FORCE would
+        # terminate one that has not yet, a FATAL no case asked for
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and q1(
+                c, 'SELECT count(*) FROM pg_stat_activity WHERE datname = %s', (PGDB,)):
+            time.sleep(0.2)
         q(c, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
     c.close()
 

@@ -458,6 +458,11 @@ def main():
             drop_source(conn, 'tsrc')
             conn.close()
             c = pg('postgres')
+            # the dropped source's worker leaves first (FORCE would terminate it)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and q1(
+                    c, 'SELECT count(*) FROM pg_stat_activity WHERE datname = %s', (PGDB,)):
+                time.sleep(0.2)
             q(c, 'DROP DATABASE IF EXISTS %s WITH (FORCE)' % PGDB)
             mx(m, 'DROP DATABASE IF EXISTS %s' % MDB)
             mx(m, 'DROP DATABASE IF EXISTS %s' % IDB)

@@ -618,6 +618,16 @@ save_fn(void *arg)
 	nulls[6] = c->ddl ? ' ' : 'n';
 	args[7] = json ? CStringGetTextDatum(json) : (Datum) 0;
 	nulls[7] = json ? ' ' : 'n';
+
+	/*
+	 * Writers of one server's rows (a worker's seeds, a consumer's DDL, a
+	 * copy's seeds) take the next seq one at a time, until they commit:
+	 * the statement below then sees the other's row.
+	 */
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_advisory_xact_lock("
+							  "pg_catalog.hashtext('binlog_fdw.schema_history ' || $1))",
+							  1, argtypes, args, nulls, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the schema history of source \"%s\"", c->server_name);
 	if (SPI_execute_with_args("INSERT INTO binlog_fdw.schema_history (server_name, seq, source_schema, "
 							  "source_table, binlog_file, binlog_pos, gtid, ddl, definition) "
 							  "SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6, $7, $8::jsonb "

@@ -166,7 +166,8 @@ ALTER TABLE table_mapping
     ADD COLUMN load_pos bigint[],
     ADD COLUMN load_rows bigint[],
     ADD COLUMN load_digest text,
-    ADD COLUMN load_created boolean;
+    ADD COLUMN load_created boolean,
+    ADD COLUMN load_key_columns text[];
 
 -- sync_progress gains phase, rows_per_second and eta (a view's columns
 -- cannot change in place: dropped and created again, its privileges as a
@@ -198,14 +199,15 @@ COMMENT ON PROCEDURE load(text, text[], integer, boolean, integer) IS
 REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean, integer) FROM PUBLIC;
 
 -- The chunked loads of load(), per table: chunks committed, rows they
--- hold, the key they reach, the position and time of the last one,
--- complete or not.
+-- hold, the key they reach (its values comma-separated), the position and
+-- time of the last one, complete or not.
 CREATE VIEW load_status AS
 SELECT server_name AS server,
        source_schema || '.' || source_table AS source,
        cardinality(load_key_hi) AS chunks,
        (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
-       (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
+       (SELECT k FROM unnest(load_key_hi) WITH ORDINALITY AS u(k, i)
+         WHERE k IS NOT NULL ORDER BY i DESC LIMIT 1) AS keys_to,
        load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
        synced_at AS last_chunk_at

@@ -260,7 +260,9 @@ REVOKE ALL ON status FROM PUBLIC;
 -- load_key_hi[i] (NULL: all the rest, the load is complete) as of binlog
 -- position load_file[i]:load_pos[i], load_rows[i] rows; load_digest: the
 -- table's definition when the load began; load_created: its first chunk
--- created the target (the last builds the source's secondary indexes).
+-- created the target (the last builds the source's secondary indexes);
+-- load_key_columns: the primary key the chunks range over (a bound holds
+-- its integers comma-separated, in this order).
 CREATE TABLE table_mapping (
     server_name text NOT NULL,
     source_schema text NOT NULL,
@@ -279,6 +281,7 @@ CREATE TABLE table_mapping (
     load_rows bigint[],
     load_digest text,
     load_created boolean,
+    load_key_columns text[],
     PRIMARY KEY (server_name, source_schema, source_table)
 );
 REVOKE ALL ON table_mapping FROM PUBLIC;
@@ -404,14 +407,15 @@ REVOKE ALL ON FUNCTION snapshot(text, text[], boolean), sync_table(text, text, b
 REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean, integer) FROM PUBLIC;
 
 -- The chunked loads of load(), per table: chunks committed, rows they
--- hold, the key they reach, the position and time of the last one,
--- complete or not.
+-- hold, the key they reach (its values comma-separated), the position and
+-- time of the last one, complete or not.
 CREATE VIEW load_status AS
 SELECT server_name AS server,
        source_schema || '.' || source_table AS source,
        cardinality(load_key_hi) AS chunks,
        (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
-       (SELECT max(k::numeric) FROM unnest(load_key_hi) AS k) AS keys_to,
+       (SELECT k FROM unnest(load_key_hi) WITH ORDINALITY AS u(k, i)
+         WHERE k IS NOT NULL ORDER BY i DESC LIMIT 1) AS keys_to,
        load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
        synced_at AS last_chunk_at

@@ -9,6 +9,8 @@ bench/decoder/gen_workload.py --table wide).  T below is that table:
   fdw-snapshot   SELECT * FROM binlog_fdw.snapshot(server, ARRAY['T'])
   fdw-load       CALL binlog_fdw.load(server, ARRAY['T'], chunk_rows)
   fdw-load-2s    two sessions CALL load() on T at once (they share its chunks)
+  fdw-load-p2    one CALL load(..., parallel => 2) of T_h1 and T_h2 (a
+                 background loader takes the second table)
   fdw-load-2t    two sessions CALL load() at once, on T_h1 and T_h2 (the
                  two halves of the same rows)
   pgloader       pgloader (Debian) with a load file: the table only, its
@@ -44,12 +46,13 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import benchlib as B  # noqa: E402
 
-ALL_TOOLS = ['fdw-snapshot', 'fdw-load', 'fdw-load-2s', 'fdw-load-2t', 'pgloader', 'pipe', 'pg-copy']
+ALL_TOOLS = ['fdw-snapshot', 'fdw-load', 'fdw-load-2s', 'fdw-load-2t', 'fdw-load-p2', 'pgloader', 'pipe', 'pg-copy']
 LABELS = {
     'fdw-snapshot': 'binlog_fdw snapshot() (1 transaction, 1 connection)',
     'fdw-load': 'binlog_fdw CALL load() (chunks, 1 session)',
     'fdw-load-2s': 'binlog_fdw CALL load(), 2 sessions, same table',
     'fdw-load-2t': 'binlog_fdw CALL load(), 2 sessions, 2 tables (halves)',
+    'fdw-load-p2': 'binlog_fdw CALL load(parallel => 2), 2 tables (halves)',
     'pgloader': 'pgloader (data copy)',
     'pipe': 'mariadb --batch | psql \\copy',
     'pg-copy': 'COPY FROM local file (ceiling)',
@@ -59,6 +62,7 @@ SHORT = {
     'fdw-load': 'binlog_fdw\nload() 1 session',
     'fdw-load-2s': 'binlog_fdw\nload() 2 sess.\nsame table',
     'fdw-load-2t': 'binlog_fdw\nload() 2 sess.\n2 tables',
+    'fdw-load-p2': 'binlog_fdw\nload(parallel 2)\n2 tables',
     'pgloader': 'pgloader\n(data copy)',
     'pipe': 'mariadb |\npsql \\copy',
     'pg-copy': 'COPY FROM file\n(ceiling)',
@@ -221,7 +225,7 @@ class Bench:
         out['cpu_s'] = {'mariadbd': (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None,
                         'client processes': children_cpu() - ch0 if tool in ('pgloader', 'pipe') else None}
         if not out.get('error'):
-            tables = [self.tab + '_h1', self.tab + '_h2'] if tool == 'fdw-load-2t' else [self.tab]
+            tables = [self.tab + '_h1', self.tab + '_h2'] if tool in ('fdw-load-2t', 'fdw-load-p2') else [self.tab]
             err = self.check(c, tables)
             if err:
                 out['error'] = err
@@ -251,6 +255,15 @@ class Bench:
         s = self.server(c)
         t0 = time.perf_counter()
         B.q(c, "CALL binlog_fdw.load(%s, ARRAY[%s], %s)", (s, '%s.%s' % (self.db, self.tab), self.a.chunk_rows))
+        dt = time.perf_counter() - t0
+        chunks = B.q1(c, "SELECT sum(chunks) FROM binlog_fdw.load_status WHERE server = %s", (s,))
+        return {'seconds': dt, 'servers': [s], 'chunks': chunks}
+
+    def fdw_load_p2(self, c):
+        s = self.server(c)
+        tables = ['%s.%s_h%d' % (self.db, self.tab, i) for i in (1, 2)]
+        t0 = time.perf_counter()
+        B.q(c, "CALL binlog_fdw.load(%s, %s, %s, false, 2)", (s, tables, self.a.chunk_rows))
         dt = time.perf_counter() - t0
         chunks = B.q1(c, "SELECT sum(chunks) FROM binlog_fdw.load_status WHERE server = %s", (s,))
         return {'seconds': dt, 'servers': [s], 'chunks': chunks}

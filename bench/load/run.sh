@@ -54,7 +54,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=3
-TOOLS=fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-2t,pgloader,pipe,pg-copy
+TOOLS=fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-2t,fdw-load-p2,pgloader,pipe,pg-copy
 TABLES=standard,wide
 TABLE=
 ROWS=

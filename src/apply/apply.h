@@ -115,26 +115,32 @@ extern bool blpg_change_in_copy(blpg_targets *ts, const char *schema, const char
 
 struct bl_snapshot;
 
+/* Columns of a primary key a chunked load ranges over, at most */
+#define BLPG_CHUNK_KEY_MAX 8
+
 /* One chunk of a chunked load (load.c), for blpg_load_table(). */
 typedef struct blpg_load_chunk
 {
 	bool		first;			/* the first: creates, truncates or checks
 								 * the target is empty, writes the mapping */
 	int64		limit;			/* rows at most */
-	const char *after;			/* the chunk's keys are above this one
-								 * (an integer literal), NULL: from the start */
+	const char *after;			/* the chunk's keys are above this one (its
+								 * integers, comma-separated, in the key's
+								 * order), NULL: from the start */
 	int64		rows_before;	/* progress: rows of the table's earlier chunks */
 	TimestampTz started;		/* the load's start in this session (0: now) */
 	int64		rows_at_start;	/* rows of the chunks before that */
 	/* results */
-	bool		chunked;		/* false: the table has no single integer
-								 * primary key and was copied whole */
+	bool		chunked;		/* false: the table has no primary key of
+								 * integer columns and was copied whole */
 	int64		rows;
 	bool		created;
 	char	   *target;			/* quoted schema.table */
 	char	   *target_schema;
 	char	   *target_table;
 	char	   *last_key;		/* the key of the last row copied, NULL: none */
+	int			nkey;			/* chunked: the key's columns, in order */
+	const char *key_columns[BLPG_CHUNK_KEY_MAX];
 	int64		estimate;		/* the source's estimate of the table's rows */
 	Oid			relid;			/* the target */
 } blpg_load_chunk;

@@ -6,13 +6,15 @@
  *	  backend, a restart of either server, a dropped connection) it goes on
  *	  at the next chunk.
  *
- * A table with a single integer primary key is copied in chunks of
+ * A table with a primary key of integer columns (one or several, compared
+ * column by column as MySQL orders them) is copied in chunks of
  * chunk_rows keys in key order: each chunk is its own short consistent
  * snapshot on the source (MariaDB: START TRANSACTION WITH CONSISTENT
  * SNAPSHOT gives its binlog position, no lock; MySQL: the brief FLUSH
  * TABLES WITH READ LOCK of bl_mysql_snapshot.c) and its own PostgreSQL
  * transaction, which appends the chunk (its upper key, its position) to
- * the table's mapping row (load_key_hi, load_file, load_pos).  Apply finds
+ * the table's mapping row (load_key_hi, load_file, load_pos; the key's
+ * columns in load_key_columns).  Apply finds
  * a changed row's chunk by its key (target.c, blpg_target_chunk_op()): a
  * change before its chunk's position is in the copy, a change of a key
  * above every chunk copied so far is in a chunk still to come (its copy
@@ -123,16 +125,18 @@ typedef struct chunk_write
 	const char *digest;
 	int64		rows;
 	bool		created;		/* the first chunk: it created the target */
+	int			nkey;			/* the key the chunks range over */
+	const char *const *key_columns;
 } chunk_write;
 
 static void
 chunk_write_fn(void *arg)
 {
 	chunk_write *cw = arg;
-	Oid			types[9] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
-	INT8OID, BOOLOID};
-	Datum		vals[9];
-	char		nulls[9] = "         ";
+	Oid			types[10] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	INT8OID, BOOLOID, TEXTARRAYOID};
+	Datum		vals[10];
+	char		nulls[10] = "          ";
 
 	vals[0] = CStringGetTextDatum(cw->server_name);
 	vals[1] = CStringGetTextDatum(cw->db);
@@ -146,16 +150,27 @@ chunk_write_fn(void *arg)
 	vals[6] = CStringGetTextDatum(cw->digest);
 	vals[7] = Int64GetDatum(cw->rows);
 	vals[8] = BoolGetDatum(cw->created);
-	/* load_created: the first chunk's (a whole copy or a restart reset it) */
+	if (cw->nkey > 0)
+	{
+		Datum		names[BLPG_CHUNK_KEY_MAX];
+
+		for (int k = 0; k < cw->nkey; k++)
+			names[k] = CStringGetTextDatum(cw->key_columns[k]);
+		vals[9] = PointerGetDatum(construct_array(names, cw->nkey, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	else
+		nulls[9] = 'n';
+	/* load_created, load_key_columns: the first chunk's (a whole copy or a restart reset them) */
 	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
 							  "load_key_hi = coalesce(load_key_hi, '{}') || $4, "
 							  "load_file = coalesce(load_file, '{}') || $5, "
 							  "load_pos = coalesce(load_pos, '{}') || $6, "
 							  "load_rows = coalesce(load_rows, '{}') || $8, "
 							  "load_created = coalesce(load_created, $9), "
+							  "load_key_columns = coalesce(load_key_columns, $10), "
 							  "load_digest = $7, synced_at = now() "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
-							  9, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+							  10, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not record a chunk of the load of %s.%s", cw->db, cw->table);
 }
 
@@ -290,6 +305,8 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	cw.digest = digest;
 	cw.rows = chunk.rows;
 	cw.created = chunk.first && chunk.created;
+	cw.nkey = chunk.chunked ? chunk.nkey : 0;
+	cw.key_columns = chunk.key_columns;
 	blpg_run_as_owner(chunk_write_fn, &cw);
 	if (st->started == 0)
 	{

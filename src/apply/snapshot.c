@@ -77,8 +77,10 @@ typedef struct copy_state
 	blpg_progress *progress;
 	const blpg_apply_options *opts;
 	const char *source;
-	int			key_col;		/* chunked: the key's index in cols, or -1 */
-	StringInfoData last_key;	/* chunked: the key of the last row */
+	int			nkey;			/* chunked: the key's columns, 0: not chunked */
+	int			key_cols[BLPG_CHUNK_KEY_MAX];	/* ... their indexes in cols */
+	StringInfoData last_key;	/* chunked: the key of the last row, its
+								 * values comma-separated (integers) */
 } copy_state;
 
 static copy_state *current_copy = NULL;
@@ -293,10 +295,22 @@ next_line(copy_state *cs)
 			format_value(cs, &cs->cols[i], values[i], lengths[i], &cs->line);
 	}
 	appendStringInfoChar(&cs->line, '\n');
-	if (cs->key_col >= 0 && values[cs->key_col])
+	if (cs->nkey > 0)
 	{
 		resetStringInfo(&cs->last_key);
-		appendBinaryStringInfo(&cs->last_key, values[cs->key_col], (int) lengths[cs->key_col]);
+		for (int k = 0; k < cs->nkey; k++)
+		{
+			int			c = cs->key_cols[k];
+
+			if (values[c] == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("key column \"%s\" of %s is NULL in a row of its chunked load",
+								cs->cols[c].src->name, cs->source)));
+			if (k)
+				appendStringInfoChar(&cs->last_key, ',');
+			appendBinaryStringInfo(&cs->last_key, values[c], (int) lengths[c]);
+		}
 	}
 	cs->rows++;
 	if (cs->rows % 1000 == 0)
@@ -586,7 +600,8 @@ mapping_write_fn(void *arg)
 									   "synced_at = excluded.synced_at%s",
 									   blpg_tables_legacy() ? "" :
 									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
-									   "load_rows = NULL, load_digest = NULL, load_created = NULL"),
+									   "load_rows = NULL, load_digest = NULL, load_created = NULL, "
+									   "load_key_columns = NULL"),
 							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }
@@ -603,26 +618,81 @@ typedef struct table_result
 	TimestampTz started;		/* when its copy began */
 } table_result;
 
-/* A single integer primary key (chunks by its range): its index in cols, or -1. */
+/*
+ * A primary key of integer columns (chunks by its ranges, in key order):
+ * its columns' indexes in cols, in key order, and how many (0: none such,
+ * or more than BLPG_CHUNK_KEY_MAX columns).
+ */
 static int
-chunk_key_column(bl_snapshot_column *cols, int ncols)
+chunk_key_columns(bl_snapshot_column *cols, int ncols, int *key)
 {
 	static const char *const ints[] = {"tinyint", "smallint", "mediumint", "int", "bigint"};
-	int			key = -1;
+	int			nkey = 0;
 
 	for (int i = 0; i < ncols; i++)
-		if (cols[i].pk_position > 0)
+		if (cols[i].pk_position > nkey)
+			nkey = cols[i].pk_position;
+	if (nkey == 0 || nkey > BLPG_CHUNK_KEY_MAX)
+		return 0;
+	for (int k = 0; k < nkey; k++)
+	{
+		bool		integer = false;
+
+		key[k] = -1;
+		for (int i = 0; i < ncols; i++)
+			if (cols[i].pk_position == k + 1)
+				key[k] = i;
+		if (key[k] < 0)
+			return 0;
+		for (int t = 0; t < (int) lengthof(ints); t++)
+			if (strcmp(cols[key[k]].data_type, ints[t]) == 0)
+				integer = true;
+		if (!integer)
+			return 0;
+	}
+	return nkey;
+}
+
+/*
+ * The condition of a chunk after the key "after" (integers, comma-
+ * separated): (k1, k2, ...) > (a1, a2, ...) in the key's order, written
+ * out so that MySQL ranges over the primary key.
+ */
+static void
+append_after_condition(StringInfo b, bl_snapshot_column *cols, const int *key, int nkey,
+					   const char *after)
+{
+	char	  **vals = palloc0(sizeof(char *) * nkey);
+	char	   *copy = pstrdup(after);
+	char	   *save = NULL;
+	char		qi[600];
+	int			n = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok && n < nkey; tok = strtok_r(NULL, ",", &save))
+		vals[n++] = tok;
+	if (n != nkey)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the chunk bound \"%s\" of a chunked load does not have %d key values", after, nkey)));
+	for (int k = 0; k < nkey; k++)
+		if (!numeric_literal(vals[k]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the chunk bound \"%s\" of a chunked load is not made of integers", after)));
+	appendStringInfoString(b, " WHERE ");
+	for (int k = 0; k < nkey; k++)
+	{
+		if (k)
+			appendStringInfoString(b, " OR ");
+		appendStringInfoChar(b, '(');
+		for (int e = 0; e < k; e++)
 		{
-			if (key >= 0 || cols[i].pk_position != 1)
-				return -1;
-			key = i;
+			bl_snapshot_quote_ident(cols[key[e]].name, qi, sizeof(qi));
+			appendStringInfo(b, "%s = %s AND ", qi, vals[e]);
 		}
-	if (key < 0)
-		return -1;
-	for (int k = 0; k < (int) lengthof(ints); k++)
-		if (strcmp(cols[key].data_type, ints[k]) == 0)
-			return key;
-	return -1;
+		bl_snapshot_quote_ident(cols[key[k]].name, qi, sizeof(qi));
+		appendStringInfo(b, "%s > %s)", qi, vals[k]);
+	}
 }
 
 /* verify() (verify.c): copy into this relation instead of the target */
@@ -652,7 +722,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	char		qi[600];
 	snapshot_mapping mapping;
 	bool		first = chunk == NULL || chunk->first;
-	int			key_src = -1;
+	int			key_src[BLPG_CHUNK_KEY_MAX];
+	int			nkey_src = 0;
 
 	if (dot == NULL)
 		ereport(ERROR,
@@ -727,9 +798,10 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 
 	/* SELECT the columns that have a target column, in a loadable form */
 	memset(&cs, 0, sizeof(cs));
-	cs.key_col = -1;
+	for (int k = 0; k < BLPG_CHUNK_KEY_MAX; k++)
+		cs.key_cols[k] = -1;
 	if (chunk)
-		key_src = chunk_key_column(cols, ncols);
+		nkey_src = chunk_key_columns(cols, ncols, key_src);
 	cs.cols = palloc0(sizeof(copy_col) * ncols);
 	initStringInfo(&select);
 	appendStringInfoString(&select, "SELECT ");
@@ -750,8 +822,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 			continue;
 		c = &cs.cols[cs.ncols];
 		c->src = &cols[i];
-		if (i == key_src)
-			cs.key_col = cs.ncols;
+		for (int k = 0; k < nkey_src; k++)
+			if (i == key_src[k])
+				cs.key_cols[k] = cs.ncols;
 		bl_snapshot_quote_ident(cols[i].name, qi, sizeof(qi));
 		if (cs.ncols)
 			appendStringInfoString(&select, ", ");
@@ -811,17 +884,31 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("target %s has no column of %s", res.target, source)));
+	/* the key's columns all copied: chunks of it; else one pass */
+	cs.nkey = nkey_src;
+	for (int k = 0; k < nkey_src; k++)
+		if (cs.key_cols[k] < 0)
+			cs.nkey = 0;
 	/* a chunk: the next key range, in the key's order */
-	if (chunk && cs.key_col >= 0 && chunk->limit > 0)
+	if (chunk && cs.nkey > 0 && chunk->limit > 0)
 	{
-		bl_snapshot_quote_ident(cols[key_src].name, qi, sizeof(qi));
 		if (chunk->after)
-			appendStringInfo(&select, " WHERE %s > %s", qi, chunk->after);
-		appendStringInfo(&select, " ORDER BY %s LIMIT " INT64_FORMAT, qi, chunk->limit);
+			append_after_condition(&select, cols, key_src, nkey_src, chunk->after);
+		appendStringInfoString(&select, " ORDER BY ");
+		for (int k = 0; k < nkey_src; k++)
+		{
+			bl_snapshot_quote_ident(cols[key_src[k]].name, qi, sizeof(qi));
+			appendStringInfo(&select, "%s%s", k ? ", " : "", qi);
+		}
+		appendStringInfo(&select, " LIMIT " INT64_FORMAT, chunk->limit);
 		chunk->chunked = true;
 	}
-	else if (chunk)
-		chunk->chunked = false;
+	else
+	{
+		cs.nkey = 0;
+		if (chunk)
+			chunk->chunked = false;
+	}
 	initStringInfo(&cs.last_key);
 
 	if (bl_snapshot_query(snap, select.data, &err) != 0 && bl_snapshot_definition_changed(snap))
@@ -858,6 +945,9 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		chunk->created = res.created;
 		chunk->target = res.target;
 		chunk->last_key = cs.last_key.len ? cs.last_key.data : NULL;
+		chunk->nkey = cs.nkey;
+		for (int k = 0; k < cs.nkey; k++)
+			chunk->key_columns[k] = pstrdup(cols[key_src[k]].name);
 		chunk->target_schema = schema;
 		chunk->target_table = target_table;
 	}

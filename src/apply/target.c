@@ -89,7 +89,9 @@ typedef struct table_mapping
 	uint64		sync_pos;
 	bool		skip;
 	int			nchunks;		/* a chunked load's chunks (load.c), in key order */
-	int128	   *chunk_hi;
+	int			chunk_nkey;		/* columns of their key */
+	char	  **chunk_key_names;	/* ... their names (NULL: the target's key) */
+	int128	   *chunk_hi;		/* nchunks x chunk_nkey bounds */
 	bool	   *chunk_last;		/* no upper bound: the load's last chunk */
 	char	  **chunk_file;
 	uint64	   *chunk_pos;
@@ -129,11 +131,14 @@ struct blpg_target
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
 	int			nchunks;		/* a chunked load: see table_mapping */
+	int			chunk_nkey;
 	int128	   *chunk_hi;
 	bool	   *chunk_last;
 	char	  **chunk_file;
 	uint64	   *chunk_pos;
-	int			chunk_key_src;	/* MySQL column of the chunks' key */
+	int			chunk_key_src[BLPG_CHUNK_KEY_MAX];	/* MySQL columns of the
+													 * chunks' key; [0] -1:
+													 * one whole chunk */
 	bool		partitioned;
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
@@ -213,8 +218,22 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 	"key_columns, conflict, sync_file, sync_pos, skip, " load " FROM binlog_fdw.table_mapping "
 /* 0.1's table_mapping (before ALTER EXTENSION UPDATE) has no load columns */
 #define MAPPING_COLUMNS (blpg_tables_legacy() ? \
-	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[]") : \
-	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos"))
+	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[]") : \
+	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns"))
+
+/* A chunk's bound: nkey integers, comma-separated. */
+static bool
+parse_bound(const char *text, int nkey, int128 *out)
+{
+	char	   *copy = pstrdup(text);
+	char	   *save = NULL;
+	int			n = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (n >= nkey || !blpg_parse_int128(tok, &out[n++]))
+			return false;
+	return n == nkey;
+}
 
 /* One row of MAPPING_COLUMNS into ts->mappings. */
 static void
@@ -292,17 +311,45 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the chunks of the load of %s in binlog_fdw.table_mapping do not match", key)));
 			m->nchunks = nh;
-			m->chunk_hi = palloc0(sizeof(int128) * Max(nh, 1));
+			/* the key's width: its columns, else the first bound's values */
+			m->chunk_nkey = 1;
+			m->chunk_key_names = NULL;
+			{
+				bool		nk;
+				Datum		kc = SPI_getbinval(tup, desc, 13, &nk);
+
+				if (!nk)
+				{
+					Datum	   *ke;
+					bool	   *kn;
+					int			nkc;
+
+					deconstruct_array(DatumGetArrayTypeP(kc), TEXTOID, -1, false, TYPALIGN_INT,
+									  &ke, &kn, &nkc);
+					if (nkc < 1 || nkc > BLPG_CHUNK_KEY_MAX)
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_CORRUPTED),
+								 errmsg("the load of %s in binlog_fdw.table_mapping has %d key columns",
+										key, nkc)));
+					m->chunk_nkey = nkc;
+					m->chunk_key_names = palloc0(sizeof(char *) * nkc);
+					for (int k = 0; k < nkc; k++)
+						m->chunk_key_names[k] = kn[k] ? "" : TextDatumGetCString(ke[k]);
+				}
+			}
+			m->chunk_hi = palloc0(sizeof(int128) * Max(nh, 1) * m->chunk_nkey);
 			m->chunk_last = palloc0(sizeof(bool) * Max(nh, 1));
 			m->chunk_file = palloc0(sizeof(char *) * Max(nh, 1));
 			m->chunk_pos = palloc0(sizeof(uint64) * Max(nh, 1));
 			for (int i = 0; i < nh; i++)
 			{
 				m->chunk_last[i] = hn[i];
-				if (!hn[i] && !blpg_parse_int128(TextDatumGetCString(he[i]), &m->chunk_hi[i]))
+				if (!hn[i] && !parse_bound(TextDatumGetCString(he[i]), m->chunk_nkey,
+										   &m->chunk_hi[i * m->chunk_nkey]))
 					ereport(ERROR,
 							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("chunk %d of the load of %s has a key that is not an integer", i + 1, key)));
+							 errmsg("chunk %d of the load of %s has a bound that is not %d integer(s)",
+									i + 1, key, m->chunk_nkey)));
 				m->chunk_file[i] = fn[i] ? "" : TextDatumGetCString(fe[i]);
 				m->chunk_pos[i] = pn[i] ? 0 : (uint64) DatumGetInt64(pe[i]);
 			}
@@ -799,10 +846,11 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		strlcpy(tg->sync_file, m->sync_file, sizeof(tg->sync_file));
 		tg->sync_pos = m->sync_pos;
 	}
-	tg->chunk_key_src = -1;
+	tg->chunk_key_src[0] = -1;
 	if (m && m->nchunks > 0)
 	{
 		tg->nchunks = m->nchunks;
+		tg->chunk_nkey = m->chunk_nkey;
 		tg->chunk_hi = m->chunk_hi;
 		tg->chunk_last = m->chunk_last;
 		tg->chunk_file = m->chunk_file;
@@ -810,15 +858,33 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		/* one whole chunk (a keyless table) needs no key */
 		if (!(m->nchunks == 1 && m->chunk_last[0]))
 		{
-			for (int c = 0; c < tg->nconv && tg->nkey == 1; c++)
-				if (tg->conv[c].attnum == tg->key_attnums[0])
-					tg->chunk_key_src = tg->conv[c].src;
-			if (tg->chunk_key_src < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-						 errmsg("target %s of MySQL table %s was loaded in chunks but has no single-column key to find their rows by",
-								tg->rel_name, key),
-						 errhint("Give the target the primary key of the MySQL table, or load the table again with binlog_fdw.snapshot(..., truncate => true).")));
+			if (m->chunk_key_names)
+			{
+				/* the MySQL key the chunks range over, by name */
+				for (int k = 0; k < m->chunk_nkey; k++)
+				{
+					tg->chunk_key_src[k] = find_source_column(t, m->chunk_key_names[k]);
+					if (tg->chunk_key_src[k] < 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+								 errmsg("MySQL table %s was loaded in chunks of its key column \"%s\", which its rows events lack",
+										key, m->chunk_key_names[k]),
+								 errhint("Load the table again with binlog_fdw.snapshot(..., truncate => true).")));
+				}
+			}
+			else
+			{
+				/* a load of this release before key columns were recorded */
+				for (int c = 0; c < tg->nconv && tg->nkey == 1; c++)
+					if (tg->conv[c].attnum == tg->key_attnums[0])
+						tg->chunk_key_src[0] = tg->conv[c].src;
+				if (tg->chunk_key_src[0] < 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("target %s of MySQL table %s was loaded in chunks but has no single-column key to find their rows by",
+									tg->rel_name, key),
+							 errhint("Give the target the primary key of the MySQL table, or load the table again with binlog_fdw.snapshot(..., truncate => true).")));
+			}
 		}
 	}
 
@@ -943,32 +1009,44 @@ blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
  * the copy.  A key above every bound of a load not complete yet is in a
  * chunk still to be copied, after this change: in the copy too.
  */
+/* Keys compared as MySQL orders a primary key of integers: column by column. */
+static int
+key_cmp(const int128 *a, const int128 *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 static bool
 chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 {
 	int			lo = 0,
 				hi = tg->nchunks;
-	int128		key;
+	int128		key[BLPG_CHUNK_KEY_MAX];
 
-	if (tg->chunk_key_src < 0)
+	if (tg->chunk_key_src[0] < 0)
 		return change_before(v, tg->chunk_file[0], tg->chunk_pos[0]);
+	for (int c = 0; c < tg->chunk_nkey; c++)
 	{
-		const bl_value *k = (uint32) tg->chunk_key_src < row->ncols ?
-			&row->values[tg->chunk_key_src] : NULL;
+		const bl_value *k = (uint32) tg->chunk_key_src[c] < row->ncols ?
+			&row->values[tg->chunk_key_src[c]] : NULL;
 
 		if (k == NULL || (k->kind != BL_VAL_INT && k->kind != BL_VAL_UINT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("a row image of MySQL table %s has no integer key, which its chunked load needs",
 							tg->src_name)));
-		key = k->kind == BL_VAL_INT ? (int128) k->v.i : (int128) k->v.u;
+		key[c] = k->kind == BL_VAL_INT ? (int128) k->v.i : (int128) k->v.u;
 	}
-	/* the first chunk whose bound is at or above the key */
+	/* the first chunk whose bound is at or above the key (in the key's order) */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (tg->chunk_last[mid] || key <= tg->chunk_hi[mid])
+		if (tg->chunk_last[mid] ||
+			key_cmp(key, &tg->chunk_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
 			hi = mid;
 		else
 			lo = mid + 1;

@@ -3,8 +3,9 @@ test/apply_cases/cases_parallel.py -- CALL binlog_fdw.load(..., parallel => N)
 (issue 11 item 3):
 
   load-parallel
-      four tables (three keyed, one keyless) loaded by three loaders while a
-      writer changes them; targets with a slow row trigger so that the
+      five tables (three keyed, one keyless, one with a composite key of
+      integers, chunked over it) loaded by three loaders while a writer
+      changes them, moving rows of the composite table across its chunks; targets with a slow row trigger so that the
       loads overlap: sync_progress shows more than one loader at once; the
       tables end equal to MariaDB's after the source streams; a background
       loader's error (a table the source lacks) is the caller's error;
@@ -17,7 +18,7 @@ import time
 from harness import (Source, check, expect_error, log, mdb, mdb_fresh, mx, pg, q, q1, short, wait_for)
 
 DB = 'blf_ac_par'
-TABLES = ['p1', 'p2', 'p3', 'pk']
+TABLES = ['p1', 'p2', 'p3', 'pk', 'pc']
 
 
 def case_load_parallel(conn, m):
@@ -28,11 +29,16 @@ def case_load_parallel(conn, m):
     halt = threading.Event()
     errors = []
     try:
-        for t in TABLES:
+        for t in TABLES[:4]:
             key = 'PRIMARY KEY' if t != 'pk' else ''
             mx(m, 'CREATE TABLE %s.%s (id INT NOT NULL %s, v INT)' % (DB, t, key))
             mx(m, 'INSERT INTO %s.%s SELECT seq, seq FROM %s.seq_1_to_%d' % (DB, t, DB, 1500 if t != 'pk' else 300))
             q(conn, 'CREATE TABLE %s.%s (id int NOT NULL %s, v int)' % (DB, t, key))
+        # a composite key of integers, the second column descending in no way
+        # that matters: chunks range over (id, b) in MySQL's order
+        mx(m, 'CREATE TABLE %s.pc (id INT NOT NULL, b BIGINT UNSIGNED NOT NULL, v INT, PRIMARY KEY (id, b))' % DB)
+        mx(m, 'INSERT INTO %s.pc SELECT seq DIV 100, seq MOD 100, seq FROM %s.seq_1_to_1500' % (DB, DB))
+        q(conn, 'CREATE TABLE %s.pc (id int NOT NULL, b numeric(20) NOT NULL, v int, PRIMARY KEY (id, b))' % DB)
         # every row waits a little: the loads overlap
         q(conn, 'CREATE FUNCTION %s.slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN '
                 'PERFORM pg_sleep(0.001); RETURN NEW; END $$' % DB)
@@ -51,6 +57,14 @@ def case_load_parallel(conn, m):
                     mx(w, 'INSERT INTO %s VALUES (%d, 0)' % (t, 100000 + i))
                     if i % 5 == 0:
                         mx(w, 'DELETE FROM %s WHERE id = %d' % (t, (i * 53) % 1500 + 1))
+                    # the composite table: rows move across its chunks both ways
+                    a, b = (i * 7) % 15, (i * 13) % 100
+                    if i % 3 == 0:
+                        mx(w, 'UPDATE pc SET id = 14 - id, b = %d WHERE id = %d AND b = %d' % (10000 + i, a, b))
+                    elif i % 3 == 1:
+                        mx(w, 'DELETE FROM pc WHERE id = %d AND b = %d' % (a, b))
+                    else:
+                        mx(w, 'INSERT INTO pc VALUES (%d, %d, %d)' % (a, 20000 + i, i))
                     time.sleep(0.005)
             except Exception as e:                  # noqa: BLE001
                 errors.append(e)
@@ -83,12 +97,19 @@ def case_load_parallel(conn, m):
             % (took, seen['max'], len(seen['pids'])))
         check(seen['max'] >= 2, 'sync_progress never showed two loaders at once (%s)' % seen)
         st = q(conn, "SELECT source, complete FROM binlog_fdw.load_status WHERE server = 'ac_par' ORDER BY 1")
-        check(st == [('%s.%s' % (DB, t), True) for t in TABLES], 'load_status: %s' % st)
+        check(st == sorted(('%s.%s' % (DB, t), True) for t in TABLES), 'load_status: %s' % st)
         src.start()
         src.sync(m)
+        chunks = q1(conn, 'SELECT chunks FROM binlog_fdw.load_status WHERE source = %s', ('%s.pc' % DB,))
+        keycols = q1(conn, "SELECT load_key_columns FROM binlog_fdw.table_mapping WHERE server_name = 'ac_par' "
+                           "AND source_table = 'pc'")
+        log('pc: %s chunks over %s' % (chunks, keycols))
+        check(chunks >= 3 and keycols == ['id', 'b'], 'the composite table pc was not chunked by (id, b): %s chunks, '
+              'key %s' % (chunks, keycols))
         for t in TABLES:
-            got = sorted(q(conn, 'SELECT id, v FROM %s.%s' % (DB, t)))
-            exp = sorted(tuple(r) for r in mx(m, 'SELECT id, v FROM %s.%s' % (DB, t)))
+            cols = 'id, b, v' if t == 'pc' else 'id, v'
+            got = sorted(tuple(int(x) for x in r) for r in q(conn, 'SELECT %s FROM %s.%s' % (cols, DB, t)))
+            exp = sorted(tuple(int(x) for x in r) for r in mx(m, 'SELECT %s FROM %s.%s' % (cols, DB, t)))
             check(got == exp, '%s differs after the parallel load: PostgreSQL %d rows, MariaDB %d; %s'
                   % (t, len(got), len(exp), short([x for x in got if x not in exp][:5], 300)))
 

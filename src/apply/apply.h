@@ -111,6 +111,9 @@ extern bool blpg_parse_int128(const char *s, int128 *out);
 extern bool blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
 								const blpg_entry_view *v);
 
+/* "db.table" into its database and table, or an error naming it (mapping.c) */
+extern void blpg_split_source_table(const char *source, char **db, char **table);
+
 /* ---- initial loads (snapshot.c, load.c) ---- */
 
 struct bl_snapshot;

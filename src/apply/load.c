@@ -350,19 +350,12 @@ blpg_load_tables(const char *server_name, Oid serverid, const bl_source_options 
 	for (int k = 0; k < n; k++)
 	{
 		char	   *source = sources[(first + k) % n];
-		const char *dot;
 		char	   *db,
 				   *table;
 		load_state	st;
 		bool		restart = truncate;
 
-		dot = strchr(source, '.');
-		if (dot == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("table \"%s\" must be given as database.table", source)));
-		db = pnstrdup(source, dot - source);
-		table = pstrdup(dot + 1);
+		blpg_split_source_table(source, &db, &table);
 		memset(&st, 0, sizeof(st));
 		st.server_name = server_name;
 		st.db = db;
@@ -474,10 +467,12 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 		if (!nulls[i])
 			sources[nsources++] = MemoryContextStrdup(outer, TextDatumGetCString(elems[i]));
 	for (int i = 0; i < nsources; i++)
-		if (strchr(sources[i], '.') == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("table \"%s\" must be given as database.table", sources[i])));
+	{
+		char	   *db,
+				   *table;
+
+		blpg_split_source_table(sources[i], &db, &table);
+	}
 
 	/* loaders 1..parallel-1 in the background, each starting at its own table */
 	for (int i = 1; i < parallel && nsources > 0; i++)

@@ -114,6 +114,21 @@ check_key_columns(ArrayType *arr, Oid relid, const char *source)
 	}
 }
 
+void
+blpg_split_source_table(const char *source, char **db, char **table)
+{
+	/* the MySQL database ends at the first dot */
+	const char *dot = strchr(source, '.');
+
+	if (dot == NULL || dot == source || dot[1] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source table \"%s\" must be given as database.table", source),
+				 errhint("The MySQL database ends at the first dot, e.g. 'shop.orders'.")));
+	*db = pnstrdup(source, dot - source);
+	*table = pstrdup(dot + 1);
+}
+
 Datum
 binlog_fdw_map_table(PG_FUNCTION_ARGS)
 {
@@ -122,7 +137,8 @@ binlog_fdw_map_table(PG_FUNCTION_ARGS)
 	ForeignDataWrapper *fdw;
 	AclResult	aclresult;
 	char	   *source;
-	char	   *dot;
+	char	   *db;
+	char	   *table;
 	Oid			relid = InvalidOid;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -141,16 +157,10 @@ binlog_fdw_map_table(PG_FUNCTION_ARGS)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
 	mc.server = server->servername;
 
-	/* "db.table": the database ends at the first dot */
 	source = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	dot = strchr(source, '.');
-	if (dot == NULL || dot == source || dot[1] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("source table \"%s\" must be given as database.table", source),
-				 errhint("The MySQL database ends at the first dot, e.g. 'shop.orders'.")));
-	mc.db = pnstrdup(source, dot - source);
-	mc.table = pstrdup(dot + 1);
+	blpg_split_source_table(source, &db, &table);
+	mc.db = db;
+	mc.table = table;
 
 	if (!PG_ARGISNULL(2))
 	{

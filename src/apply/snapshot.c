@@ -704,7 +704,6 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		   blpg_load_chunk *chunk)
 {
 	table_result res;
-	const char *dot = strchr(source, '.');
 	char	   *db,
 			   *table;
 	bl_snapshot_column *cols;
@@ -725,12 +724,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	int			key_src[BLPG_CHUNK_KEY_MAX];
 	int			nkey_src = 0;
 
-	if (dot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("table \"%s\" must be given as database.table", source)));
-	db = pnstrdup(source, dot - source);
-	table = pstrdup(dot + 1);
+	blpg_split_source_table(source, &db, &table);
 	memset(&res, 0, sizeof(res));
 	res.source = pstrdup(source);
 	memset(&err, 0, sizeof(err));
@@ -1459,20 +1453,18 @@ blpg_snapshot_copy_into(const char *server_name, bl_snapshot *snap, const char *
 Oid
 blpg_snapshot_target_of(const char *server_name, const char *source, const blpg_apply_options *opts)
 {
-	const char *dot = strchr(source, '.');
 	snapshot_mapping mapping;
 	char	   *schema;
 	const char *table;
+	char	   *src_db,
+			   *src_table;
 	Oid			nsp;
 
-	if (dot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("table \"%s\" must be given as database.table", source)));
+	blpg_split_source_table(source, &src_db, &src_table);
 	memset(&mapping, 0, sizeof(mapping));
 	mapping.server_name = server_name;
-	mapping.db = pnstrdup(source, dot - source);
-	mapping.table = pstrdup(dot + 1);
+	mapping.db = src_db;
+	mapping.table = src_table;
 	mapping.cxt = CurrentMemoryContext;
 	blpg_run_as_owner(mapping_read_fn, &mapping);
 	schema = mapping.target_schema ? mapping.target_schema : pstrdup(pg_schema_of(opts, mapping.db));

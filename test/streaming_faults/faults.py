@@ -303,13 +303,20 @@ def pg_immediate_stop(seed):
 @case('pg-fast-stop-ring-full')
 def pg_fast_stop_ring_full(seed):
     """A fast shutdown while the worker waits for ring space completes
-    promptly (the worker gives up its wait), and nothing is lost."""
+    promptly (the worker gives up its wait), and nothing is lost; the waits
+    are counted in source_stats.ring_wait_seconds."""
     run = Run('pg-fast-stop-ring-full', seed, 9307,
               consumer_kw=dict(max_changes=50, sleep=0.5, timeout_ms=300))
     w = run.writer
     bw = BackgroundWriter(w, nbytes=12 * 1000 * 1000)
     bw.start()
     wait_for(lambda: run.monitor.states['ring full'] >= 3, 120, 'the ring to fill')
+    # the worker's waits for ring space are counted (binlog_fdw.source_stats)
+    waited = []
+    wait_for(lambda: waited.append(PG.query(
+        'SELECT ring_wait_seconds FROM binlog_fdw.source_stats WHERE server_name = %s',
+        (run.server,))[0][0]) or waited[-1] > 0, 60, 'ring_wait_seconds to count the waits')
+    log('pg-fast-stop-ring-full: ring_wait_seconds %.3f' % waited[-1])
     t0 = time.monotonic()
     PG.stop('fast')
     took = time.monotonic() - t0

@@ -24,6 +24,9 @@ UPDATE source_state s
  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server f WHERE f.oid = s.srvid)
    AND EXISTS (SELECT FROM source_state o WHERE o.server_name = s.server_name AND o.srvid <> s.srvid);
 ALTER TABLE source_state ADD PRIMARY KEY (server_name);
+-- the tables a reload after a lost position (lost_position 'reload') has
+-- still to copy
+ALTER TABLE source_state ADD COLUMN reload_tables text[];
 
 -- ---------------------------------------------------------------------
 -- started_sources: what 0.1 kept in $PGDATA/pg_binlog_fdw/autostart

@@ -57,7 +57,9 @@ CREATE FOREIGN DATA WRAPPER binlog_fdw
 -- the extension follows through ALTER SERVER ... RENAME; DROP SERVER
 -- forgets the row.  srvid: the OID of the server that last wrote it (a row
 -- whose name matches no server but whose srvid is a server's is refused,
--- never replaced by that server's "start" option).
+-- never replaced by that server's "start" option).  reload_tables: the
+-- tables a reload after a lost position (server option lost_position
+-- 'reload') has still to copy.
 CREATE TABLE source_state (
     srvid oid NOT NULL,
     server_name text PRIMARY KEY,
@@ -66,7 +68,8 @@ CREATE TABLE source_state (
     skip bigint NOT NULL DEFAULT 0,
     gtid text,
     gtid_state text,
-    updated_at timestamptz
+    updated_at timestamptz,
+    reload_tables text[]
 );
 REVOKE ALL ON source_state FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('source_state', '');

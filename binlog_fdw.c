@@ -71,6 +71,15 @@ define_session_gucs(void)
 							60, 0, 86400,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.reload_chunk_rows",
+							"Rows per chunk of the reload after a lost position.",
+							"With the server option lost_position 'reload', a source whose acknowledged position "
+							"the source has purged copies its tables again in chunks of this many keys, each "
+							"committed with its progress, as binlog_fdw.load() does.",
+							&blpg_reload_chunk_rows,
+							100000, 1, INT_MAX,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.jsonl_max_bytes",
 							"Largest text of one get_jsonl() batch.",
 							"A batch whose JSON lines would be longer ends at the last transaction "

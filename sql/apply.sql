@@ -20,6 +20,7 @@ CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (zero_date '');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (time_type 'duration');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (schema_map 'shop');
 CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (continuous 'maybe');
+CREATE SERVER bad FOREIGN DATA WRAPPER binlog_fdw OPTIONS (lost_position 'resync');
 -- apply options belong to servers, not to user mappings
 CREATE SERVER ok FOREIGN DATA WRAPPER binlog_fdw;
 CREATE USER MAPPING FOR current_user SERVER ok OPTIONS (user 'repl', conflict 'skip');
@@ -29,9 +30,11 @@ SELECT count(*) AS bad_servers FROM pg_foreign_server WHERE srvname IN ('bad', '
 -- every valid value
 CREATE SERVER s FOREIGN DATA WRAPPER binlog_fdw OPTIONS (
     conflict 'overwrite', unmapped 'skip', keyless 'full_row', tinyint1_boolean 'true',
-    zero_date '-infinity', time_type 'time', schema_map 'crm:crm_pg,shop:shop', continuous 'false');
+    zero_date '-infinity', time_type 'time', schema_map 'crm:crm_pg,shop:shop', continuous 'false',
+    lost_position 'reload');
 ALTER SERVER s OPTIONS (SET conflict 'skip', SET unmapped 'error', SET keyless 'error',
-    SET tinyint1_boolean 'false', SET zero_date 'error', SET time_type 'interval');
+    SET tinyint1_boolean 'false', SET zero_date 'error', SET time_type 'interval',
+    SET lost_position 'error');
 ALTER SERVER s OPTIONS (SET conflict 'error', SET zero_date 'null');
 ALTER SERVER s OPTIONS (SET conflict 'none');
 SELECT unnest(srvoptions) AS option FROM pg_foreign_server WHERE srvname = 's';

@@ -280,6 +280,16 @@ extern void blpg_load_tables(const char *server_name, Oid serverid,
 							 int first, int64 chunk_rows, bool truncate, bool quiet,
 							 void (*commit) (void));
 
+/* The reload's copy of one table (load.c, for reload.c). */
+extern bool blpg_load_reload_table(const char *server_name, Oid serverid,
+								   const struct bl_source_options *so,
+								   const blpg_apply_options *opts, const char *source,
+								   void (*commit) (void));
+
+/* The reload of a source's tables after a lost position (reload.c) */
+extern int	blpg_reload_chunk_rows;		/* binlog_fdw.reload_chunk_rows */
+extern PGDLLEXPORT void blpg_reloader_main(Datum main_arg);
+
 /* Background loaders of load(parallel => N) (loaders.c) */
 #define BLPG_MAX_LOADERS 16
 extern void *blpg_loader_launch(const char *server_name, Oid serverid, char **sources,

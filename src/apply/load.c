@@ -65,6 +65,7 @@ typedef struct load_state
 	char	   *digest;
 	int64		rows;			/* rows of the chunks so far */
 	bool		created;		/* the first chunk created the target */
+	bool		recorded;		/* the mapping row shows a load (load_key_hi) */
 	/* this call's load of the table (progress) */
 	TimestampTz started;
 	int64		rows_at_start;
@@ -86,6 +87,7 @@ state_read_fn(void *arg)
 	st->digest = NULL;
 	st->rows = 0;
 	st->created = false;
+	st->recorded = false;
 	if (SPI_execute_with_args("SELECT cardinality(load_key_hi), load_key_hi[cardinality(load_key_hi)], "
 							  "load_key_hi[cardinality(load_key_hi)] IS NULL, load_digest, "
 							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created "
@@ -105,6 +107,7 @@ state_read_fn(void *arg)
 		char	   *rows = SPI_getvalue(tup, desc, 5);
 		char	   *created = SPI_getvalue(tup, desc, 6);
 
+		st->recorded = true;
 		st->nchunks = n ? atoi(n) : 0;
 		st->complete = st->nchunks > 0 && last && last[0] == 't';
 		st->after = hi ? MemoryContextStrdup(st->cxt, hi) : NULL;
@@ -392,6 +395,38 @@ blpg_load_tables(const char *server_name, Oid serverid, const bl_source_options 
 		}
 	}
 	MemoryContextDelete(chunk_cxt);
+}
+
+/*
+ * The reload after a lost position (reload.c): copy source again, chunk
+ * by chunk, if its mapping row still shows the load the reload marked (a
+ * load with no chunk yet: the first chunk truncates the target) or one it
+ * began; anything else (the row gone with a DROP TABLE, a snapshot() that
+ * replaced the load) leaves it.  False if there was nothing to do.
+ */
+bool
+blpg_load_reload_table(const char *server_name, Oid serverid, const bl_source_options *so,
+					   const blpg_apply_options *opts, const char *source,
+					   void (*commit) (void))
+{
+	char	   *db,
+			   *table;
+	load_state	st;
+	char	   *sources[1];
+
+	blpg_split_source_table(source, &db, &table);
+	memset(&st, 0, sizeof(st));
+	st.server_name = server_name;
+	st.db = db;
+	st.table = table;
+	st.cxt = CurrentMemoryContext;
+	blpg_run_as_owner(state_read_fn, &st);
+	if (!st.recorded || st.complete)
+		return false;
+	sources[0] = (char *) source;
+	blpg_load_tables(server_name, serverid, so, opts, sources, 1, 0, blpg_reload_chunk_rows,
+					 st.nchunks == 0, true, commit);
+	return true;
 }
 
 static void

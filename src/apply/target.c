@@ -89,6 +89,8 @@ typedef struct table_mapping
 	uint64		sync_pos;
 	bool		skip;
 	int			nchunks;		/* a chunked load's chunks (load.c), in key order */
+	bool		load_pending;	/* a load that has copied no chunk yet: every
+								 * change is in its copy (reload.c) */
 	int			chunk_nkey;		/* columns of their key */
 	char	  **chunk_key_names;	/* ... their names (NULL: the target's key) */
 	int128	   *chunk_hi;		/* nchunks x chunk_nkey bounds */
@@ -131,6 +133,7 @@ struct blpg_target
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
 	int			nchunks;		/* a chunked load: see table_mapping */
+	bool		load_pending;	/* ... that has no chunk yet: skip every change */
 	int			chunk_nkey;
 	int128	   *chunk_hi;
 	bool	   *chunk_last;
@@ -282,6 +285,7 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 	s = SPI_getvalue(tup, desc, 9);
 	m->skip = s && s[0] == 't';
 	m->nchunks = 0;
+	m->load_pending = false;
 	{
 		bool		n1,
 					n2,
@@ -311,6 +315,7 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the chunks of the load of %s in binlog_fdw.table_mapping do not match", key)));
 			m->nchunks = nh;
+			m->load_pending = nh == 0;
 			/* the key's width: its columns, else the first bound's values */
 			m->chunk_nkey = 1;
 			m->chunk_key_names = NULL;
@@ -847,6 +852,7 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		tg->sync_pos = m->sync_pos;
 	}
 	tg->chunk_key_src[0] = -1;
+	tg->load_pending = m && m->load_pending;
 	if (m && m->nchunks > 0)
 	{
 		tg->nchunks = m->nchunks;
@@ -1063,6 +1069,9 @@ blpg_target_chunk_op(blpg_target *tg, const blpg_entry_view *v, bl_op op,
 	bool		b,
 				a;
 
+	/* a load that copied nothing yet: its first chunk will hold the row */
+	if (tg->load_pending)
+		return -1;
 	switch (op)
 	{
 		case BL_OP_INSERT:
@@ -1093,7 +1102,7 @@ blpg_target_chunk_op(blpg_target *tg, const blpg_entry_view *v, bl_op op,
 bool
 blpg_target_chunked(blpg_target *tg)
 {
-	return tg->nchunks > 0;
+	return tg->nchunks > 0 || tg->load_pending;
 }
 
 bool

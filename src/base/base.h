@@ -100,6 +100,7 @@ typedef struct blpg_source_config
 	char	   *ssl_ca;
 	char	   *ssl_cert;
 	char	   *ssl_key;
+	bool		lost_position_reload;	/* lost_position 'reload' */
 	/* user mapping */
 	char	   *user;
 	char	   *password;

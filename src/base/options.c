@@ -56,6 +56,7 @@ static const option_def valid_options[] = {
 	{"keyless", ForeignServerRelationId, "error or full_row"},
 	{"schema_map", ForeignServerRelationId, "mysql_db:pg_schema[,...]"},
 	{"continuous", ForeignServerRelationId, "true or false (apply changes as they arrive)"},
+	{"lost_position", ForeignServerRelationId, "error or reload (when the source has purged the acknowledged position)"},
 	{"schema_name", ForeignTableRelationId, "the source table's database (IMPORT FOREIGN SCHEMA sets it)"},
 	{"table_name", ForeignTableRelationId, "the source table's name (IMPORT FOREIGN SCHEMA sets it)"},
 	{"column_name", AttributeRelationId, "the source column's name (IMPORT FOREIGN SCHEMA sets it)"},
@@ -275,6 +276,8 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		check_choice(name, value, def->help, "interval", "time", NULL);
 	else if (strcmp(name, "keyless") == 0)
 		check_choice(name, value, def->help, "error", "full_row", NULL);
+	else if (strcmp(name, "lost_position") == 0)
+		check_choice(name, value, def->help, "error", "reload", NULL);
 	else if (strcmp(name, "schema_map") == 0)
 	{
 		if (strchr(value, ':') == NULL)
@@ -337,6 +340,8 @@ blpg_load_config(Oid serverid, Oid userid)
 			cfg->ssl_cert = pstrdup(v);
 		else if (strcmp(def->defname, "ssl_key") == 0)
 			cfg->ssl_key = pstrdup(v);
+		else if (strcmp(def->defname, "lost_position") == 0)
+			cfg->lost_position_reload = strcmp(v, "reload") == 0;
 	}
 
 	um = GetUserMapping(userid, serverid);

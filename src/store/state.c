@@ -48,6 +48,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -392,4 +393,100 @@ blpg_state_orphans(void)
 	c.cxt = CurrentMemoryContext;
 	blpg_run_as_owner(orphans_fn, &c);
 	return c.orphans;
+}
+
+/*
+ * The tables a reload after a lost position still has to copy
+ * (source_state.reload_tables, src/apply/reload.c): "db.table" Strings in
+ * the caller's memory, NIL if none (or 0.1's table, which has no such
+ * column).
+ */
+static void
+reload_read_fn(void *arg)
+{
+	state_call *c = arg;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	Datum		d;
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(c->server_name);
+	if (SPI_execute_with_args("SELECT reload_tables FROM binlog_fdw.source_state WHERE server_name = $1",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read binlog_fdw.source_state");
+	if (SPI_processed != 1)
+		return;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		MemoryContext old = MemoryContextSwitchTo(c->cxt);
+
+		deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				c->orphans = lappend(c->orphans, makeString(TextDatumGetCString(elems[i])));
+		MemoryContextSwitchTo(old);
+	}
+}
+
+List *
+blpg_state_reload_tables(Oid serverid)
+{
+	state_call	c;
+
+	state_call_init(&c, serverid);
+	if (c.legacy)
+		return NIL;
+	c.cxt = CurrentMemoryContext;
+	blpg_run_as_owner(reload_read_fn, &c);
+	return c.orphans;
+}
+
+typedef struct reload_write_call
+{
+	state_call	c;
+	List	   *tables;
+} reload_write_call;
+
+static void
+reload_write_fn(void *arg)
+{
+	reload_write_call *r = arg;
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		args[2];
+	char		nulls[2] = "  ";
+	int			n = list_length(r->tables);
+
+	args[0] = CStringGetTextDatum(r->c.server_name);
+	if (n > 0)
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * n);
+
+		for (int i = 0; i < n; i++)
+			elems[i] = CStringGetTextDatum(strVal(list_nth(r->tables, i)));
+		args[1] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	else
+		nulls[1] = 'n';
+	if (SPI_execute_with_args("UPDATE binlog_fdw.source_state SET reload_tables = $2 WHERE server_name = $1",
+							  2, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not write binlog_fdw.source_state");
+}
+
+/* Record the tables a reload still has to copy (NIL: done), in the caller's transaction. */
+void
+blpg_state_set_reload_tables(Oid serverid, List *tables)
+{
+	reload_write_call r;
+
+	state_call_init(&r.c, serverid);
+	if (r.c.legacy)
+		elog(ERROR, "binlog_fdw.source_state of version 0.1 has no reload_tables");
+	r.tables = tables;
+	blpg_run_as_owner(reload_write_fn, &r);
 }

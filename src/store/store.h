@@ -427,6 +427,15 @@ extern void blpg_state_save(Oid serverid, const blpg_position *pos);
 /* Forget a server's position (the next start uses its "start" option). */
 extern void blpg_state_forget(Oid serverid);
 
+/*
+ * The tables a reload after a lost position (server option lost_position
+ * 'reload', src/apply/reload.c) still has to copy: source_state's
+ * reload_tables, "db.table" Strings (NIL: none); set in the caller's
+ * transaction (NIL clears it).
+ */
+extern List *blpg_state_reload_tables(Oid serverid);
+extern void blpg_state_set_reload_tables(Oid serverid, List *tables);
+
 /* A row of source_state under no binlog_fdw server's name. */
 typedef struct blpg_orphan
 {

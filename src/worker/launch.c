@@ -76,6 +76,30 @@ blpg_launch_worker(blpg_slot *slot)
 	return false;
 }
 
+/*
+ * The reloader of a source whose position the source has purged
+ * (lost_position 'reload', src/apply/reload.c); false if it could not be
+ * registered (logged).  A second one while one runs exits at once.
+ */
+bool
+blpg_launch_reloader(blpg_slot *slot, BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker bgw;
+	uint64		token;
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	token = slot->token;
+	LWLockRelease(&slot->lock);
+	fill_worker(&bgw, slot, "blpg_reloader_main", "reloader", token);
+	if (RegisterDynamicBackgroundWorker(&bgw, handle))
+		return true;
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("could not start the reloader of binlog_fdw source \"%s\"", slot->server_name),
+			 errhint("Raise max_worker_processes.")));
+	return false;
+}
+
 int
 blpg_launch_apply_worker(blpg_slot *slot)
 {

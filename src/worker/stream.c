@@ -100,6 +100,11 @@ typedef struct worker_ctx
 	char		warned_oldest[BLPG_FILE_LEN];	/* acked file last warned of as */
 	char		warned_purged[BLPG_FILE_LEN];	/* ... the oldest, as purged */
 	bool		guard_cleared;	/* the crash-loop record was cleared */
+	bool		position_lost;	/* the session failed: the source has purged
+								 * the binlog of its start */
+	bool		reload_started; /* a reloader was started for that: the next
+								 * session reads the position again */
+	BackgroundWorkerHandle *reloader;	/* the last reloader started */
 } worker_ctx;
 
 int			blpg_retention_check_interval = 60;
@@ -183,7 +188,13 @@ source_error(worker_ctx *w, const bl_error *err)
 	else if (strstr(err->message, "1236") && (strstr(err->message, "ould not find") ||
 										 strstr(err->message, "purged") ||
 										 strstr(err->message, "not exist")))
-		hint = "The source no longer has the binlog at this position (purged?). Nothing after it was skipped: take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.";
+	{
+		w->position_lost = w->have_start;
+		hint = w->cfg->lost_position_reload ?
+			"The source no longer has the binlog at this position (purged?). The server option lost_position is 'reload': the source's tables are copied again (binlog_fdw.load_status) and streaming goes on from a position the source has." :
+			psprintf("The source no longer has the binlog at this position (purged?). Nothing after it was skipped: set the server option lost_position to 'reload' (ALTER SERVER %s OPTIONS (ADD lost_position 'reload')) to copy the source's tables again online and go on, or take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.",
+					 quote_identifier(w->cfg->server_name));
+	}
 	else if (strstr(err->message, "same server_uuid/server_id") || strstr(err->message, "4052"))
 		hint = psprintf("Another replica of the source uses server_id %lld: give this source a server_id that no other replica uses (ALTER SERVER %s OPTIONS (SET server_id '...')).",
 						(long long) w->cfg->server_id, w->cfg->server_name);
@@ -493,6 +504,38 @@ server_exists(Oid serverid)
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(cxt);
 	return exists;
+}
+
+/*
+ * A reload after a lost position whose reloader is gone before the end
+ * (terminated, failed): started again, and it goes on at the next chunk.
+ */
+static void
+check_reload(worker_ctx *w)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	pid_t		pid;
+	bool		pending;
+
+	if (!w->cfg->lost_position_reload ||
+		(w->reloader && GetBackgroundWorkerPid(w->reloader, &pid) != BGWH_STOPPED))
+		return;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pending = blpg_state_reload_tables(w->cfg->serverid) != NIL;
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	if (pending)
+	{
+		ereport(LOG,
+				(errmsg("source \"%s\": the reload after the lost position has tables still to copy; starting its reloader again",
+						w->cfg->server_name)));
+		/* the handle lives as long as the worker */
+		MemoryContextSwitchTo(w->cxt);
+		(void) blpg_launch_reloader(w->slot, &w->reloader);
+		MemoryContextSwitchTo(cxt);
+	}
 }
 
 static void
@@ -1099,6 +1142,7 @@ run_session(worker_ctx *w)
 		{
 			w->last_server_check = GetCurrentTimestamp();
 			exit_if_server_dropped(w, MyDatabaseId);
+			check_reload(w);
 		}
 		if (blpg_retention_check_interval > 0 &&
 			GetCurrentTimestamp() - w->last_retention_check >=
@@ -1129,6 +1173,35 @@ nap(blpg_slot *slot, long ms)
 	return false;
 }
 
+/*
+ * After a reloader was started for a lost position: once it has recorded
+ * the position it moved the source to, stream from there (ring emptied,
+ * schema history read again at the new position).
+ */
+static void
+follow_reload(worker_ctx *w)
+{
+	blpg_position durable;
+
+	if (!load_position(w, &durable))
+		return;
+	if (strcmp(durable.file, w->start.file) != 0 || durable.pos != w->start.pos)
+	{
+		blpg_ring_reset(w->slot);
+		w->history_ready = false;
+		set_start(w, &durable);
+		w->reload_started = false;
+		LWLockAcquire(&w->slot->lock, LW_EXCLUSIVE);
+		blpg_position_to_slot(&w->start, &w->slot->acked);
+		LWLockRelease(&w->slot->lock);
+		ereport(LOG,
+				(errmsg("source \"%s\": streaming from %s:%llu, where the reload after the lost position began",
+						w->cfg->server_name, w->start.file, (unsigned long long) w->start.pos)));
+	}
+	if (durable.gtid_state)
+		pfree(durable.gtid_state);
+}
+
 void
 blpg_worker_main(Datum main_arg)
 {
@@ -1141,6 +1214,7 @@ blpg_worker_main(Datum main_arg)
 	volatile long delay = 1000;
 	MemoryContext worker_cxt;
 	bool		mine;
+	volatile bool resume_reload = false;
 
 	pqsignal(SIGTERM, handle_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -1202,7 +1276,12 @@ blpg_worker_main(Datum main_arg)
 				w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
 				w.have_start = blpg_state_load(serverid, &w.start);
 				if (!blpg_tables_legacy())
+				{
 					w.history = blpg_history_create(w.cfg->server_name, w.filter, worker_cxt);
+					/* a reload after a lost position that has not finished */
+					resume_reload = w.cfg->lost_position_reload &&
+						blpg_state_reload_tables(serverid) != NIL;
+				}
 				MemoryContextSwitchTo(old);
 			}
 			PopActiveSnapshot();
@@ -1270,6 +1349,9 @@ blpg_worker_main(Datum main_arg)
 		blpg_position_to_slot(&w.start, &slot->acked);
 	slot->rewind_requested = false;
 	LWLockRelease(&slot->lock);
+	/* its position is recorded already: it only copies on */
+	if (resume_reload)
+		(void) blpg_launch_reloader(slot, &w.reloader);
 
 	while (!should_stop(slot))
 	{
@@ -1279,6 +1361,9 @@ blpg_worker_main(Datum main_arg)
 
 		w.streamed = false;
 		w.reconnect_now = false;
+		w.position_lost = false;
+		if (w.reload_started)
+			follow_reload(&w);
 		MemoryContextSwitchTo(session_cxt);
 		PG_TRY();
 		{
@@ -1332,6 +1417,13 @@ blpg_worker_main(Datum main_arg)
 						 errmsg("%s", edata->message),
 						 edata->hint ? errhint("%s", edata->hint) : 0,
 						 edata->context ? errcontext("%s", edata->context) : 0));
+				/* lost_position 'reload': the reloader moves the position on */
+				if (w.position_lost && w.cfg->lost_position_reload && !w.reload_started)
+				{
+					blpg_ring_reset(slot);
+					if (blpg_launch_reloader(slot, &w.reloader))
+						w.reload_started = true;
+				}
 			}
 			FreeErrorData(edata);
 		}
@@ -1391,6 +1483,9 @@ blpg_worker_main(Datum main_arg)
 				continue;
 			w.tried = 0;
 		}
+		/* the reloader records the new position within seconds */
+		if (w.reload_started)
+			delay = 1000;
 		set_state(slot, slot->state == BLPG_STATE_ERROR ? BLPG_STATE_ERROR : BLPG_STATE_RECONNECTING);
 		if (!nap(slot, delay))
 			break;

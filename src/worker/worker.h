@@ -43,6 +43,9 @@ extern bool blpg_launch_worker(blpg_slot *slot);
 
 /* Launch the continuous apply worker of a slot and wait for it; pid or 0. */
 extern int	blpg_launch_apply_worker(blpg_slot *slot);
+/* The reloader after a lost position (lost_position 'reload'). */
+struct BackgroundWorkerHandle;
+extern bool blpg_launch_reloader(blpg_slot *slot, struct BackgroundWorkerHandle **handle);
 
 /* In a worker: the token of the slot it was launched for. */
 extern uint64 blpg_worker_token(void);

@@ -86,6 +86,12 @@ Cases:
                    position: oldest file, files kept before it, expiry; the
                    WARNINGs when it is next to go and when it is gone
                    (cases_retention.py)
+  lost-position-reload
+                   lost_position 'reload': the acked binlog purged while the
+                   source was stopped; its tables are copied again online in
+                   chunks while MariaDB writes; the reloader terminated
+                   mid-table goes on at the next chunk; equal to MariaDB's
+                   (cases_retention.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -181,6 +187,7 @@ def main():
         ('load-finish', lambda: cases_finish.case_load_finish(conn_box[0], m)),
         ('load-progress', lambda: cases_finish.case_load_progress(conn_box[0], m)),
         ('retention', lambda: cases_retention.case_retention(conn_box[0], m)),
+        ('lost-position-reload', lambda: cases_retention.case_lost_position_reload(conn_box[0], m)),
         ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
     ]
     for name, fn in cases:

@@ -24,7 +24,8 @@ import os
 
 from cases_images import destroy_instance, start_instance
 from common import RUN
-from harness import (Source, check, log, mdb_fresh, mx, q, short, status, wait_for)
+from harness import (Source, check, log, mdb_fresh, mx, pg, q, q1, short, status, table_exists, wait_for,
+                     wait_streaming)
 
 RET_PORT = int(os.environ.get('BLF_APPLY_RET_PORT', '3445'))
 DB = 'blf_ac_ret'
@@ -133,6 +134,8 @@ def case_retention(conn, m_main):
             lambda e: e if e and '1236' in e else None)((status(conn, name) or {}).get('last_error')), 30, 0.2)
         log('start at a purged position: %s' % short(err, 400))
         check(acked in err or 'purged' in err or 'not find' in err, 'error: %s' % short(err, 400))
+        check("lost_position 'reload'" in err, 'the error does not name the lost_position option: %s'
+              % short(err, 600))
         check(q(conn, 'SELECT count(*) FROM %s.t' % DB) == [(2,)], 'a row was applied past the purge')
         # the way out the error names: reset(), a new snapshot, start
         q(conn, 'SELECT binlog_fdw.stop(%s)', (name,))
@@ -151,3 +154,183 @@ def case_retention(conn, m_main):
             src.drop()
         q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
         destroy_instance('ac-ret')
+
+
+RLD_PORT = int(os.environ.get('BLF_APPLY_RLD_PORT', '3446'))
+RDB = 'blf_ac_rld'
+
+
+def reloader_pids(conn):
+    return [r[0] for r in q(conn, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'binlog_fdw reloader'")]
+
+
+def reload_tables(conn, name):
+    return q1(conn, 'SELECT reload_tables FROM binlog_fdw.source_state WHERE server_name = %s', (name,))
+
+
+def purge_all_but_newest(m):
+    """FLUSH, wait for the dump threads to leave, PURGE to the newest binlog."""
+    mx(m, 'FLUSH BINARY LOGS')
+    wait_for('the binlog dump threads to end', lambda: mx(
+        m, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")[0][0] == 0,
+        30, 0.2)
+    newest = binlogs(m)[-1]
+
+    def purged():
+        mx(m, "PURGE BINARY LOGS TO '%s'" % newest)
+        return binlogs(m) == [newest] or None
+    wait_for('PURGE BINARY LOGS TO %s' % newest, purged, 30, 0.3)
+    return newest
+
+
+def k_rows(m):
+    return [tuple(r) for r in mx(m, 'SELECT id, v, s FROM %s.k ORDER BY id' % RDB)]
+
+
+def nk_rows(m):
+    return sorted(tuple(r) for r in mx(m, 'SELECT a, b FROM %s.nk' % RDB))
+
+
+def same_as_source(conn, m, what):
+    got_k = q(conn, 'SELECT id, v, s FROM %s.k ORDER BY id' % RDB)
+    exp_k = k_rows(m)
+    diff = sorted(set(got_k) ^ set(exp_k))[:6]
+    check(got_k == exp_k, '%s: k differs, PostgreSQL %d rows, MariaDB %d; first differences %s'
+          % (what, len(got_k), len(exp_k), diff))
+    got_nk = sorted(q(conn, 'SELECT a, b FROM %s.nk' % RDB))
+    check(got_nk == nk_rows(m), '%s: nk differs: PostgreSQL %s, MariaDB %s' % (what, got_nk, nk_rows(m)))
+
+
+def case_lost_position_reload(conn, m_main):
+    """lost_position 'reload' (issue 11 item 5): a source whose acknowledged
+    binlog was purged while it was stopped copies its tables again online,
+    in chunks, while the source streams on and MariaDB keeps writing; its
+    reloader terminated mid-table is started again and goes on at the next
+    chunk (the first chunk's position unchanged); apply() between the two
+    applies what the chunks copied so far hold and skips the rest; the
+    tables end equal to MariaDB's; a table mapped skip and one without a
+    target are left alone; the schema history has the tables' definitions
+    at the new position."""
+    name = 'ac_rld'
+    m = start_instance('ac-rld', RLD_PORT)
+    src = None
+    holder = None
+    try:
+        q(conn, 'ALTER SYSTEM SET binlog_fdw.reload_chunk_rows = 400')
+        q(conn, 'SELECT pg_reload_conf()')
+        mdb_fresh(m, RDB)
+        mx(m, 'CREATE TABLE %s.k (id INT PRIMARY KEY, v INT, s VARCHAR(20))' % RDB)
+        mx(m, 'CREATE TABLE %s.nk (a INT, b VARCHAR(10))' % RDB)
+        mx(m, 'CREATE TABLE %s.skipped (id INT PRIMARY KEY, v INT)' % RDB)
+        mx(m, 'CREATE TABLE %s.untargeted (id INT PRIMARY KEY)' % RDB)
+        mx(m, 'INSERT INTO %s.k VALUES %s' % (RDB, ', '.join("(%d, %d, 's%d')" % (i, i, i)
+                                                             for i in range(1, 2001))))
+        mx(m, 'INSERT INTO %s.nk VALUES %s' % (RDB, ', '.join("(%d, 'b%d')" % (i % 7, i) for i in range(30))))
+        mx(m, 'INSERT INTO %s.skipped VALUES (1, 1), (2, 2)' % RDB)
+        mx(m, 'INSERT INTO %s.untargeted VALUES (1)' % RDB)
+        q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % RDB)
+        mx(m, 'FLUSH BINARY LOGS')
+        src = Source(conn, name, r'^%s\.' % RDB, port=RLD_PORT, lost_position='reload',
+                     unmapped='skip', keyless='full_row')
+        src.snapshot(['%s.k' % RDB, '%s.nk' % RDB, '%s.skipped' % RDB])
+        q(conn, "SELECT binlog_fdw.map_table(%s, %s, skip => true)", (name, '%s.skipped' % RDB))
+        src.start()
+        mx(m, 'UPDATE %s.k SET v = v + 1 WHERE id <= 5' % RDB)
+        mx(m, 'INSERT INTO %s.untargeted VALUES (2)' % RDB)
+        src.sync(m)
+        same_as_source(conn, m, 'before the loss')
+
+        # the loss: changes while the source is stopped, then their binlogs purged
+        q(conn, 'SELECT binlog_fdw.stop(%s)', (name,))
+        wait_for('worker of %s to stop' % name,
+                 lambda: (status(conn, name) or {}).get('state') in (None, 'stopped'), 30)
+        acked = q1(conn, 'SELECT file FROM binlog_fdw.source_state WHERE server_name = %s', (name,))
+        mx(m, 'UPDATE %s.k SET v = v + 1000 WHERE id %% 7 = 0' % RDB)
+        mx(m, 'DELETE FROM %s.k WHERE id %% 11 = 0' % RDB)
+        mx(m, 'INSERT INTO %s.k VALUES %s' % (RDB, ', '.join("(%d, %d, 'n%d')" % (i, i, i)
+                                                             for i in range(2001, 2101))))
+        mx(m, "DELETE FROM %s.nk WHERE a = 3" % RDB)
+        mx(m, "INSERT INTO %s.nk VALUES (9, 'lost'), (9, 'lost')" % RDB)
+        mx(m, 'UPDATE %s.skipped SET v = 100' % RDB)
+        newest = purge_all_but_newest(m)
+        log('acknowledged file %s purged; the source keeps %s' % (acked, binlogs(m)))
+
+        # hold the reload inside k (a row trigger waits for an advisory lock
+        # on ids past 1400: the first 3 chunks of 400 keys commit first)
+        q(conn, 'CREATE FUNCTION %s.hold() RETURNS trigger LANGUAGE plpgsql AS '
+                '$$BEGIN PERFORM pg_advisory_xact_lock_shared(4242); RETURN NEW; END$$' % RDB)
+        q(conn, 'CREATE TRIGGER hold BEFORE INSERT ON %s.k FOR EACH ROW WHEN (NEW.id > 1400) '
+                'EXECUTE FUNCTION %s.hold()' % (RDB, RDB))
+        holder = pg()
+        q(holder, 'SELECT pg_advisory_lock(4242)')
+        q(conn, 'SELECT binlog_fdw.start(%s)', (name,))
+        warning = wait_for('the reload WARNING', lambda: (lambda t: t[t.rindex('source "%s": binlog %s' % (name, acked)):]
+                           if 'source "%s": binlog %s' % (name, acked) in t else None)(pg_log_text()), 60, 0.2)
+        first_line = warning.splitlines()[0]
+        log('reload: %s' % first_line)
+        check('re-loading 2 tables from %s:' % newest in first_line,
+              'the WARNING names 2 tables and the new position in %s: %s' % (newest, first_line))
+        new_pos = int(first_line.rsplit(':', 1)[1])
+        st = wait_for('the reload to hold in chunk 4 of k', lambda: (lambda r: r if r and r[0][0] >= 3 else None)(
+            q(conn, 'SELECT cardinality(load_key_hi), load_pos[1] FROM binlog_fdw.table_mapping '
+                    'WHERE server_name = %s AND source_table = %s', (name, 'k'))), 60, 0.2)
+        first_chunk_pos = st[0][1]
+        check(st[0][1] >= new_pos, 'the first chunk of k at %s, before the reload position %s' % (st[0][1], new_pos))
+        check(reload_tables(conn, name) and '%s.k' % RDB in reload_tables(conn, name),
+              'source_state.reload_tables while k is held: %s' % reload_tables(conn, name))
+        wait_streaming(conn, name)
+        # MariaDB writes on while the reload is held: keys in chunks copied,
+        # in chunks to come, a key moving across, deletes, inserts
+        mx(m, 'UPDATE %s.k SET v = -v WHERE id IN (3, 399, 401, 1500, 1999)' % RDB)
+        mx(m, 'UPDATE %s.k SET id = 5000 WHERE id = 10' % RDB)
+        mx(m, 'UPDATE %s.k SET id = 33 WHERE id = 1800' % RDB)
+        mx(m, 'DELETE FROM %s.k WHERE id IN (4, 1600)' % RDB)
+        mx(m, "INSERT INTO %s.k VALUES (3000, 1, 'late'), (22, 2, 'again')" % RDB)
+        mx(m, "INSERT INTO %s.nk VALUES (10, 'during')" % RDB)
+
+        # the fault: the reloader terminated in the middle of k
+        pids = reloader_pids(conn)
+        check(len(pids) == 1, 'reloaders running: %s' % pids)
+        q(conn, 'SELECT pg_terminate_backend(%s)', (pids[0],))
+        wait_for('the reloader to exit', lambda: pids[0] not in reloader_pids(conn) or None, 30, 0.2)
+        # apply between: what the chunks copied hold comes forward, the rest waits
+        src.wait_read(m)
+        r = src.apply()
+        log('apply() while k is half copied: %s' % r)
+        ids = '(3, 4, 10, 22, 33, 399, 401, 1500, 1600, 1800, 3000, 5000)'
+        got = dict(q(conn, 'SELECT id, v FROM %s.k WHERE id IN %s' % (RDB, ids)))
+        source = dict((r[0], r[1]) for r in mx(m, 'SELECT id, v FROM %s.k WHERE id IN %s' % (RDB, ids)))
+        copied = dict((i, v) for i, v in source.items() if i < 1000)
+        check({i: v for i, v in got.items() if i < 1000} == copied and copied.get(3) < 0,
+              'changes of the copied chunks applied: PostgreSQL %s, MariaDB %s' % (got, source))
+        check(not any(i in got for i in (1500, 1600, 1800, 3000, 5000)),
+              'keys of the chunks still to come are left to them: %s' % got)
+        q(holder, 'SELECT pg_advisory_unlock(4242)')
+        wait_for('the worker to start the reloader again', lambda: 'source "%s": the reload after the lost '
+                 'position has tables still to copy; starting its reloader again' % name in pg_log_text() or None,
+                 30, 0.2)
+        wait_for('the reload to finish', lambda: reload_tables(conn, name) is None or None, 90, 0.3)
+        st = q(conn, 'SELECT cardinality(load_key_hi), load_pos[1], load_key_hi[cardinality(load_key_hi)] IS NULL '
+                     'FROM binlog_fdw.table_mapping WHERE server_name = %s AND source_table = %s', (name, 'k'))
+        log('k after the reload: %s chunks, first at %s, complete %s' % st[0])
+        check(st[0][1] == first_chunk_pos and st[0][2] and st[0][0] >= 5,
+              'the reload went on at the next chunk: %s (first chunk at %s before)' % (st, first_chunk_pos))
+        mx(m, 'UPDATE %s.k SET s = CONCAT(s, "+") WHERE id < 50' % RDB)
+        src.sync(m, timeout=60)
+        same_as_source(conn, m, 'after the reload')
+        check(q(conn, 'SELECT id, v FROM %s.skipped ORDER BY id' % RDB) == [(1, 1), (2, 2)],
+              'the skipped table was copied again')
+        check(not table_exists(conn, RDB, 'untargeted'), 'a target was created for untargeted')
+        seeds = q(conn, "SELECT source_table FROM binlog_fdw.schema_history WHERE server_name = %s "
+                        "AND binlog_file = %s AND binlog_pos = %s AND ddl IS NULL AND source_table <> '' ORDER BY 1", (name, newest, new_pos))
+        check([r[0] for r in seeds] == ['k', 'nk', 'skipped', 'untargeted'],
+              'schema history seeds at the reload position: %s' % seeds)
+    finally:
+        if holder:
+            holder.close()
+        q(conn, 'ALTER SYSTEM RESET binlog_fdw.reload_chunk_rows')
+        q(conn, 'SELECT pg_reload_conf()')
+        if src:
+            src.drop()
+        q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % RDB)
+        destroy_instance('ac-rld')

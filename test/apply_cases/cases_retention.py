@@ -21,6 +21,8 @@ the case (ALTER SYSTEM) and reset after it.
 """
 
 import os
+import signal
+import time
 
 from cases_images import destroy_instance, start_instance
 from common import RUN
@@ -205,8 +207,10 @@ def case_lost_position_reload(conn, m_main):
     """lost_position 'reload' (issue 11 item 5): a source whose acknowledged
     binlog was purged while it was stopped copies its tables again online,
     in chunks, while the source streams on and MariaDB keeps writing; its
-    reloader terminated mid-table is started again and goes on at the next
-    chunk (the first chunk's position unchanged); apply() between the two
+    reloader terminated mid-table is started again by the worker and goes
+    on at the next chunk (the first chunk's position unchanged), and so does
+    the one after it, killed with -9 (PostgreSQL restarts; the worker starts
+    it at its own start); apply() after the first fault
     applies what the chunks copied so far hold and skips the rest; the
     tables end equal to MariaDB's; a table mapped skip and one without a
     target are left alone; the schema history has the tables' definitions
@@ -305,10 +309,34 @@ def case_lost_position_reload(conn, m_main):
               'changes of the copied chunks applied: PostgreSQL %s, MariaDB %s' % (got, source))
         check(not any(i in got for i in (1500, 1600, 1800, 3000, 5000)),
               'keys of the chunks still to come are left to them: %s' % got)
-        q(holder, 'SELECT pg_advisory_unlock(4242)')
+        # the worker starts it again (every 10 s while reload_tables is not
+        # empty); it goes on at chunk 4, held there again
         wait_for('the worker to start the reloader again', lambda: 'source "%s": the reload after the lost '
                  'position has tables still to copy; starting its reloader again' % name in pg_log_text() or None,
                  30, 0.2)
+        again = wait_for('the second reloader', lambda: reloader_pids(conn) or None, 30, 0.1)
+        wait_for('the second reloader to wait in chunk 4', lambda: q1(
+            conn, "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (again[0],)) == 'Lock' or None,
+            30, 0.1)
+        st = q(conn, 'SELECT cardinality(load_key_hi), load_pos[1] FROM binlog_fdw.table_mapping '
+                     'WHERE server_name = %s AND source_table = %s', (name, 'k'))
+        check(st == [(3, first_chunk_pos)], 'k after the second reloader began: %s, expected 3 chunks from %s'
+              % (st, first_chunk_pos))
+        # the second fault: kill -9 of that reloader (PostgreSQL restarts every
+        # backend; the holder's lock goes with it); the worker, started again
+        # with PostgreSQL, starts the reloader at its start
+        os.kill(again[0], signal.SIGKILL)
+        try:
+            holder.close()
+        except Exception:                           # noqa: BLE001
+            pass
+        holder = None
+        time.sleep(1)
+        wait_for('PostgreSQL back', lambda: q1(pg(), 'SELECT 1'), 60, 0.2)
+        conn = pg()
+        src.conn = conn
+        wait_for('%s streaming again' % name,
+                 lambda: (status(conn, name) or {}).get('state') == 'streaming', 60, 0.2)
         wait_for('the reload to finish', lambda: reload_tables(conn, name) is None or None, 90, 0.3)
         st = q(conn, 'SELECT cardinality(load_key_hi), load_pos[1], load_key_hi[cardinality(load_key_hi)] IS NULL '
                      'FROM binlog_fdw.table_mapping WHERE server_name = %s AND source_table = %s', (name, 'k'))
@@ -328,9 +356,12 @@ def case_lost_position_reload(conn, m_main):
     finally:
         if holder:
             holder.close()
+        conn = pg()
         q(conn, 'ALTER SYSTEM RESET binlog_fdw.reload_chunk_rows')
         q(conn, 'SELECT pg_reload_conf()')
         if src:
+            src.conn = conn
             src.drop()
         q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % RDB)
+        conn.close()
         destroy_instance('ac-rld')

@@ -170,7 +170,8 @@ ALTER TABLE table_mapping
     ADD COLUMN load_rows bigint[],
     ADD COLUMN load_digest text,
     ADD COLUMN load_created boolean,
-    ADD COLUMN load_key_columns text[];
+    ADD COLUMN load_key_columns text[],
+    ADD COLUMN load_estimate bigint;
 
 -- sync_progress gains phase, rows_per_second and eta (a view's columns
 -- cannot change in place: dropped and created again, its privileges as a
@@ -195,10 +196,10 @@ REVOKE ALL ON FUNCTION sync_progress() FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
 
 CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
-                      truncate boolean DEFAULT false, parallel integer DEFAULT 1)
+                      truncate boolean DEFAULT false, parallel integer DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
 COMMENT ON PROCEDURE load(text, text[], integer, boolean, integer) IS
-  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time';
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time; NULL: one per table up to the CPUs of the machine (1 with truncate)';
 REVOKE ALL ON PROCEDURE load(text, text[], integer, boolean, integer) FROM PUBLIC;
 
 -- The chunked loads of load(), per table: chunks committed, rows they
@@ -211,12 +212,46 @@ SELECT server_name AS server,
        (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
        (SELECT k FROM unnest(load_key_hi) WITH ORDINALITY AS u(k, i)
          WHERE k IS NOT NULL ORDER BY i DESC LIMIT 1) AS keys_to,
-       load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+       cardinality(load_key_hi) > 0 AND load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
        synced_at AS last_chunk_at
   FROM table_mapping
  WHERE load_key_hi IS NOT NULL;
 REVOKE ALL ON load_status FROM PUBLIC;
+
+-- Overall, per server: the tables of its chunked loads (load(), the reload
+-- after a lost position), how many are complete, the rows their committed
+-- chunks hold, the rows estimated (the source's estimate for a table not
+-- complete, at least what it holds), the rate of its copies running now
+-- (sync_progress) and the ETA at that rate.
+CREATE VIEW load_progress AS
+WITH t AS (
+    SELECT server_name AS server,
+           cardinality(load_key_hi) > 0 AND load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+           coalesce((SELECT sum(r) FROM unnest(load_rows) AS r), 0)::bigint AS rows_copied,
+           load_estimate
+      FROM table_mapping
+     WHERE load_key_hi IS NOT NULL),
+live AS (
+    SELECT server, sum(rows_per_second) AS rows_per_second
+      FROM sync_progress()
+     GROUP BY server),
+per_server AS (
+    SELECT server,
+           count(*) AS tables,
+           count(*) FILTER (WHERE complete) AS tables_complete,
+           sum(rows_copied)::bigint AS rows_copied,
+           sum(CASE WHEN complete THEN rows_copied
+                    ELSE greatest(coalesce(load_estimate, 0), rows_copied) END)::bigint AS rows_estimated
+      FROM t
+     GROUP BY server)
+SELECT p.server, p.tables, p.tables_complete, p.rows_copied, p.rows_estimated,
+       l.rows_per_second,
+       CASE WHEN l.rows_per_second > 0
+            THEN now() + make_interval(secs => greatest(p.rows_estimated - p.rows_copied, 0) / l.rows_per_second)
+       END AS eta
+  FROM per_server p LEFT JOIN live l USING (server);
+REVOKE ALL ON load_progress FROM PUBLIC;
 
 -- One source table's changes as rows of its typed foreign table (IMPORT
 -- FOREIGN SCHEMA): SELECT * FROM get_table('src', NULL::local.orders).

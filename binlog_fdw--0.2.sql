@@ -265,7 +265,10 @@ REVOKE ALL ON status FROM PUBLIC;
 -- table's definition when the load began; load_created: its first chunk
 -- created the target (the last builds the source's secondary indexes);
 -- load_key_columns: the primary key the chunks range over (a bound holds
--- its integers comma-separated, in this order).
+-- its integers comma-separated, in this order); load_estimate: the source's
+-- estimate of the table's rows at its last chunk.  load_key_hi '{}': a load
+-- that has copied no chunk yet (apply skips the table's changes: its first
+-- chunk holds them).
 CREATE TABLE table_mapping (
     server_name text NOT NULL,
     source_schema text NOT NULL,
@@ -285,6 +288,7 @@ CREATE TABLE table_mapping (
     load_digest text,
     load_created boolean,
     load_key_columns text[],
+    load_estimate bigint,
     PRIMARY KEY (server_name, source_schema, source_table)
 );
 REVOKE ALL ON table_mapping FROM PUBLIC;
@@ -381,10 +385,10 @@ AS $$ SELECT rows FROM binlog_fdw.snapshot(sync_table.server, ARRAY[sync_table.s
 -- Initial load in primary-key chunks, each committed with its progress;
 -- called again after a failure it goes on at the next chunk.
 CREATE PROCEDURE load(server text, tables text[], chunk_rows integer DEFAULT 100000,
-                      truncate boolean DEFAULT false, parallel integer DEFAULT 1)
+                      truncate boolean DEFAULT false, parallel integer DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'binlog_fdw_load' LANGUAGE C;
 COMMENT ON PROCEDURE load(text, text[], integer, boolean, integer) IS
-  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time';
+  'copy MySQL tables ("db.table") into PostgreSQL in primary-key chunks while the source streams, one transaction per chunk; resumes where it stopped; parallel: loaders at once (this session and parallel - 1 background workers), several tables at a time; NULL: one per table up to the CPUs of the machine (1 with truncate)';
 
 -- The loads running now (snapshot(), sync_table(), load()), one row per
 -- backend: phase copying, building indexes or analyzing; rows_per_second
@@ -419,12 +423,46 @@ SELECT server_name AS server,
        (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
        (SELECT k FROM unnest(load_key_hi) WITH ORDINALITY AS u(k, i)
          WHERE k IS NOT NULL ORDER BY i DESC LIMIT 1) AS keys_to,
-       load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+       cardinality(load_key_hi) > 0 AND load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
        load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
        synced_at AS last_chunk_at
   FROM table_mapping
  WHERE load_key_hi IS NOT NULL;
 REVOKE ALL ON load_status FROM PUBLIC;
+
+-- Overall, per server: the tables of its chunked loads (load(), the reload
+-- after a lost position), how many are complete, the rows their committed
+-- chunks hold, the rows estimated (the source's estimate for a table not
+-- complete, at least what it holds), the rate of its copies running now
+-- (sync_progress) and the ETA at that rate.
+CREATE VIEW load_progress AS
+WITH t AS (
+    SELECT server_name AS server,
+           cardinality(load_key_hi) > 0 AND load_key_hi[cardinality(load_key_hi)] IS NULL AS complete,
+           coalesce((SELECT sum(r) FROM unnest(load_rows) AS r), 0)::bigint AS rows_copied,
+           load_estimate
+      FROM table_mapping
+     WHERE load_key_hi IS NOT NULL),
+live AS (
+    SELECT server, sum(rows_per_second) AS rows_per_second
+      FROM sync_progress()
+     GROUP BY server),
+per_server AS (
+    SELECT server,
+           count(*) AS tables,
+           count(*) FILTER (WHERE complete) AS tables_complete,
+           sum(rows_copied)::bigint AS rows_copied,
+           sum(CASE WHEN complete THEN rows_copied
+                    ELSE greatest(coalesce(load_estimate, 0), rows_copied) END)::bigint AS rows_estimated
+      FROM t
+     GROUP BY server)
+SELECT p.server, p.tables, p.tables_complete, p.rows_copied, p.rows_estimated,
+       l.rows_per_second,
+       CASE WHEN l.rows_per_second > 0
+            THEN now() + make_interval(secs => greatest(p.rows_estimated - p.rows_copied, 0) / l.rows_per_second)
+       END AS eta
+  FROM per_server p LEFT JOIN live l USING (server);
+REVOKE ALL ON load_progress FROM PUBLIC;
 REVOKE ALL ON sync_progress FROM PUBLIC;
 
 -- A dropped source: its worker stops when the DROP commits (the library

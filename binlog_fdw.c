@@ -71,6 +71,14 @@ define_session_gucs(void)
 							60, 0, 86400,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.progress_notice_interval",
+							"Seconds between the NOTICEs of an initial load's progress.",
+							"snapshot(), sync_table() and load() called by a client send a NOTICE "
+							"with the rows copied, the rate and the time to go this often; 0 sends none.",
+							&blpg_progress_notice_interval,
+							0, 0, 3600,
+							PGC_USERSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.reload_chunk_rows",
 							"Rows per chunk of the reload after a lost position.",
 							"With the server option lost_position 'reload', a source whose acknowledged position "

@@ -292,8 +292,9 @@ extern PGDLLEXPORT void blpg_reloader_main(Datum main_arg);
 
 /* Background loaders of load(parallel => N) (loaders.c) */
 #define BLPG_MAX_LOADERS 16
+/* required false: NULL when no background worker is free (else an error) */
 extern void *blpg_loader_launch(const char *server_name, Oid serverid, char **sources,
-								int nsources, int first, int64 chunk_rows);
+								int nsources, int first, int64 chunk_rows, bool required);
 /* Wait for them all; an error if one failed. */
 extern void blpg_loaders_wait(List *loaders);
 extern void blpg_loaders_stop(List *loaders);
@@ -350,6 +351,7 @@ extern blpg_progress *blpg_progress_begin(const char *server, const char *source
 										  int64 rows_at_start);
 /* Rows copied since it began. */
 extern void blpg_progress_update(blpg_progress *p, int64 rows);
+extern int	blpg_progress_notice_interval;	/* binlog_fdw.progress_notice_interval */
 /* "building indexes", "analyzing" */
 extern void blpg_progress_set_phase(blpg_progress *p, const char *phase);
 extern void blpg_progress_end(blpg_progress *p);

@@ -50,6 +50,8 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include <unistd.h>
+
 PG_FUNCTION_INFO_V1(binlog_fdw_load);
 
 /* A table's load so far, from its mapping row. */
@@ -128,6 +130,7 @@ typedef struct chunk_write
 	const char *digest;
 	int64		rows;
 	bool		created;		/* the first chunk: it created the target */
+	int64		estimate;		/* the source's estimate of the table's rows */
 	int			nkey;			/* the key the chunks range over */
 	const char *const *key_columns;
 } chunk_write;
@@ -136,10 +139,10 @@ static void
 chunk_write_fn(void *arg)
 {
 	chunk_write *cw = arg;
-	Oid			types[10] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
-	INT8OID, BOOLOID, TEXTARRAYOID};
-	Datum		vals[10];
-	char		nulls[10] = "          ";
+	Oid			types[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	INT8OID, BOOLOID, TEXTARRAYOID, INT8OID};
+	Datum		vals[11];
+	char		nulls[11] = "           ";
 
 	vals[0] = CStringGetTextDatum(cw->server_name);
 	vals[1] = CStringGetTextDatum(cw->db);
@@ -163,6 +166,7 @@ chunk_write_fn(void *arg)
 	}
 	else
 		nulls[9] = 'n';
+	vals[10] = Int64GetDatum(cw->estimate);
 	/* load_created, load_key_columns: the first chunk's (a whole copy or a restart reset them) */
 	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
 							  "load_key_hi = coalesce(load_key_hi, '{}') || $4, "
@@ -171,9 +175,9 @@ chunk_write_fn(void *arg)
 							  "load_rows = coalesce(load_rows, '{}') || $8, "
 							  "load_created = coalesce(load_created, $9), "
 							  "load_key_columns = coalesce(load_key_columns, $10), "
-							  "load_digest = $7, synced_at = now() "
+							  "load_digest = $7, load_estimate = $11, synced_at = now() "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
-							  10, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+							  11, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not record a chunk of the load of %s.%s", cw->db, cw->table);
 }
 
@@ -308,6 +312,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	cw.digest = digest;
 	cw.rows = chunk.rows;
 	cw.created = chunk.first && chunk.created;
+	cw.estimate = chunk.estimate;
 	cw.nkey = chunk.chunked ? chunk.nkey : 0;
 	cw.key_columns = chunk.key_columns;
 	blpg_run_as_owner(chunk_write_fn, &cw);
@@ -442,7 +447,8 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	ArrayType  *tables;
 	int64		chunk_rows = PG_ARGISNULL(2) ? 100000 : PG_GETARG_INT32(2);
 	bool		truncate = PG_ARGISNULL(3) ? false : PG_GETARG_BOOL(3);
-	int			parallel = PG_NARGS() < 5 || PG_ARGISNULL(4) ? 1 : PG_GETARG_INT32(4);
+	bool		parallel_auto = PG_NARGS() < 5 || PG_ARGISNULL(4);
+	int			parallel = parallel_auto ? 1 : PG_GETARG_INT32(4);
 	ForeignServer *server;
 	blpg_source_config *cfg;
 	blpg_apply_options opts;
@@ -509,11 +515,34 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 		blpg_split_source_table(sources[i], &db, &table);
 	}
 
+	/*
+	 * parallel NULL: a loader per table (the chunks of one table are copied
+	 * one at a time), up to the machine's CPUs; with truncate, one.
+	 */
+	if (parallel_auto && !truncate)
+	{
+		long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		parallel = Min(nsources, Min(BLPG_MAX_LOADERS, (int) Max(cpus, 1)));
+		parallel = Max(parallel, 1);
+	}
 	/* loaders 1..parallel-1 in the background, each starting at its own table */
 	for (int i = 1; i < parallel && nsources > 0; i++)
-		loaders = lappend(loaders, blpg_loader_launch(server->servername, server->serverid,
-													  sources, nsources, i % nsources,
-													  chunk_rows));
+	{
+		void	   *l = blpg_loader_launch(server->servername, server->serverid,
+										   sources, nsources, i % nsources,
+										   chunk_rows, !parallel_auto);
+
+		/* chosen for the machine: as many as the server can start */
+		if (l == NULL)
+		{
+			ereport(NOTICE,
+					(errmsg("binlog_fdw.load() runs with %d loaders: no background worker is free for more", i),
+					 errhint("Raise max_worker_processes, or pass parallel.")));
+			break;
+		}
+		loaders = lappend(loaders, l);
+	}
 	PG_TRY();
 	{
 		blpg_load_tables(server->servername, server->serverid, &so, &opts, sources, nsources, 0,

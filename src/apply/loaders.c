@@ -55,7 +55,7 @@ typedef struct loader
 
 void *
 blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int nsources,
-				   int first, int64 chunk_rows)
+				   int first, int64 chunk_rows, bool required)
 {
 	Size		len = 0;
 	dsm_segment *seg;
@@ -104,6 +104,8 @@ blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int ns
 	if (!RegisterDynamicBackgroundWorker(&bgw, &l->handle))
 	{
 		dsm_detach(seg);
+		if (!required)
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("could not start a background loader for binlog_fdw.load()"),

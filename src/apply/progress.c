@@ -133,11 +133,54 @@ blpg_progress_begin(const char *server, const char *source, const char *target,
 	return mine;
 }
 
+/* binlog_fdw.progress_notice_interval: seconds between NOTICEs (0: none) */
+int			blpg_progress_notice_interval = 0;
+
+/* when this backend's copy says how far it is next (0: not yet timed) */
+static TimestampTz next_notice = 0;
+
+/*
+ * A NOTICE with the copy's progress, every progress_notice_interval
+ * seconds of a copy run by a client's backend (psql shows it as it comes).
+ */
+static void
+progress_notice(blpg_progress *p)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	double		seconds;
+	double		rate;
+	int64		done = p->rows_done;
+
+	if (next_notice == 0 || next_notice < p->started)
+	{
+		next_notice = now + (int64) blpg_progress_notice_interval * USECS_PER_SEC;
+		return;
+	}
+	if (now < next_notice)
+		return;
+	next_notice = now + (int64) blpg_progress_notice_interval * USECS_PER_SEC;
+	seconds = (double) (now - p->started) / USECS_PER_SEC;
+	rate = seconds > 0 ? (double) (done - p->rows_at_start) / seconds : 0;
+	if (rate > 0 && p->rows_estimated > done)
+		ereport(NOTICE,
+				(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+				 errmsg("%s: " INT64_FORMAT " of about " INT64_FORMAT " rows copied, %.0f rows/s, about %.0f s to go",
+						p->source, done, p->rows_estimated, rate,
+						(double) (p->rows_estimated - done) / rate)));
+	else
+		ereport(NOTICE,
+				(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
+				 errmsg("%s: " INT64_FORMAT " rows copied, %.0f rows/s", p->source, done, rate)));
+}
+
 void
 blpg_progress_update(blpg_progress *p, int64 rows)
 {
-	if (p != NULL)
-		p->rows_done = p->rows_base + rows;
+	if (p == NULL)
+		return;
+	p->rows_done = p->rows_base + rows;
+	if (blpg_progress_notice_interval > 0 && !IsBackgroundWorker)
+		progress_notice(p);
 }
 
 void

@@ -601,7 +601,7 @@ mapping_write_fn(void *arg)
 									   blpg_tables_legacy() ? "" :
 									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
 									   "load_rows = NULL, load_digest = NULL, load_created = NULL, "
-									   "load_key_columns = NULL"),
+									   "load_key_columns = NULL, load_estimate = NULL"),
 							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }

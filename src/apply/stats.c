@@ -14,12 +14,11 @@
  * memory).  Each apply transaction that writes statistics, and stop(), adds
  * what the slot counted since the last time (the slot's flushed_* marks,
  * moved when that transaction commits, by the transaction callback here);
- * view source_stats adds what is not written yet.  A crash, or a restart
- * without a stop(), loses what the worker counted after the last apply
- * commit; a stop() followed by a clean shutdown loses nothing but what the
- * worker counted while exiting.  Two transactions adding a slot's counts
- * are serialized by the lock of the source's row, taken before the marks
- * are read.
+ * view source_stats adds what is not written yet.  The worker writes them
+ * itself when it exits cleanly (src/store/worker_stats.c: stop(), a fast
+ * or smart shutdown), so only a crash loses what it counted after the last
+ * write.  Two transactions adding a slot's counts are serialized by the
+ * lock of the source's row, taken before the marks are read.
  */
 #include "apply/apply.h"
 

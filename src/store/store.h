@@ -820,4 +820,10 @@ extern void blpg_entry_ddl_text(const blpg_entry_view *v, char **db, char **sql)
 /* The sink advances h with the DDL it puts. */
 extern void blpg_sink_set_history(blpg_sink *sink, blpg_history *h);
 
+/*
+ * The worker's counters into binlog_fdw.stats_source at its clean exit
+ * (worker_stats.c): its own transaction; a failure is logged.
+ */
+extern void blpg_worker_stats_flush(blpg_slot *slot, Oid serverid, const char *server);
+
 #endif							/* BLPG_STORE_H */

@@ -189,7 +189,8 @@ source_error(worker_ctx *w, const bl_error *err)
 										 strstr(err->message, "purged") ||
 										 strstr(err->message, "not exist")))
 	{
-		w->position_lost = w->have_start;
+		/* a host list tries its other hosts (they may keep the binlog) */
+		w->position_lost = w->have_start && w->cfg->nhosts == 1;
 		hint = w->cfg->lost_position_reload ?
 			"The source no longer has the binlog at this position (purged?). The server option lost_position is 'reload': the source's tables are copied again (binlog_fdw.load_status) and streaming goes on from a position the source has." :
 			psprintf("The source no longer has the binlog at this position (purged?). Nothing after it was skipped: set the server option lost_position to 'reload' (ALTER SERVER %s OPTIONS (ADD lost_position 'reload')) to copy the source's tables again online and go on, or take a new snapshot, or reset the position with binlog_fdw.reset() and restart the source.",
@@ -1491,5 +1492,8 @@ blpg_worker_main(Datum main_arg)
 			break;
 		delay = Min(delay * 2, 30000);
 	}
+	/* a restart without stop() keeps what this worker counted */
+	if (slot->in_use && slot->worker_pid == MyProcPid)
+		blpg_worker_stats_flush(slot, serverid, w.cfg->server_name);
 	proc_exit(0);
 }

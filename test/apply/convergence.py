@@ -686,7 +686,7 @@ def run_load(name, seed, fault, ntxns=TXNS, rate=100, initial_rows=3000, chunk_r
                 conn = PG.connect(app='blf-conv load')
                 conn.autocommit = True
                 with conn.cursor() as cur:
-                    cur.execute('CALL binlog_fdw.load(%s, %s, %s)', (c.server, tables, chunk_rows))
+                    cur.execute('CALL binlog_fdw.load(%s, %s, %s, parallel => 1)', (c.server, tables, chunk_rows))
                 result['ok'] = True
             except psycopg2.Error as e:
                 result['error'] = pg_error_text(e)

@@ -14,10 +14,14 @@ shows while it runs (issue 11 items 6 and 7):
   load-progress
       binlog_fdw.sync_progress while a copy runs (held by a trigger on the
       target) and while it analyzes (held by a lock): phase, rows done,
-      estimated, rows/s and ETA.
+      estimated, rows/s and ETA; binlog_fdw.load_progress (overall, per
+      server) while a load() of two tables is held in the second and after
+      it; the NOTICEs of binlog_fdw.progress_notice_interval.
 """
 
+import re
 import threading
+import time
 
 from harness import (Source, check, log, mdb_fresh, mx, pg, q, q1, short, wait_for)
 
@@ -127,6 +131,9 @@ def progress_rows(conn, source):
 
 
 def case_load_progress(conn, m):
+    """sync_progress while a snapshot() is held mid-way, then while it
+    analyzes; load_progress (overall) while a load() of two tables is held
+    in the second one's second chunk, and after it."""
     mdb_fresh(m, DB)
     q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
     src = Source(conn, 'ac_prog', r'^%s\.' % DB)
@@ -183,6 +190,74 @@ def case_load_progress(conn, m):
         check(progress_rows(conn, src_name) == [], 'sync_progress after the snapshot: %s'
               % progress_rows(conn, src_name))
         holder2.close()
+
+        # overall (binlog_fdw.load_progress): load() of two tables, the second
+        # held in its second chunk
+        for t in ('p2', 'p3'):
+            mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, v INT)' % (DB, t))
+            mx(m, 'INSERT INTO %s.%s SELECT seq, seq FROM %s.seq_1_to_3000' % (DB, t, DB))
+            mx(m, 'ANALYZE TABLE %s.%s' % (DB, t))
+        q(conn, 'CREATE FUNCTION %s.hold3() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN '
+                'IF NEW.id = 1500 THEN PERFORM pg_advisory_lock(4243); PERFORM pg_advisory_unlock(4243); '
+                'END IF; RETURN NEW; END $$' % DB)
+        q(conn, 'CREATE TABLE %s.p3 (id int PRIMARY KEY, v int)' % DB)
+        q(conn, 'CREATE TRIGGER hold BEFORE INSERT ON %s.p3 FOR EACH ROW EXECUTE FUNCTION %s.hold3()'
+          % (DB, DB))
+        q(holder, 'SELECT pg_advisory_lock(4243)')
+
+        def run_load():
+            c = pg()
+            try:
+                q(c, 'CALL binlog_fdw.load(%s, %s, 1000, parallel => 1)', (src.name, ['%s.p2' % DB, '%s.p3' % DB]))
+                box['loaded'] = True
+            except Exception as e:                  # noqa: BLE001
+                box['load_error'] = e
+            finally:
+                c.close()
+        tl = threading.Thread(target=run_load, daemon=True)
+        tl.start()
+        overall = wait_for('load_progress while p3 is held', lambda: (lambda r: r if r and r[0][1] == 1 and
+                           r[0][2] == 4000 and r[0][4] is not None else None)(q(
+                               conn, 'SELECT tables, tables_complete, rows_copied, rows_estimated, rows_per_second, '
+                                     'eta > now() FROM binlog_fdw.load_progress WHERE server = %s',
+                               (src.name,))), 30, 0.05)[0]
+        log('load_progress while p3 is held: %s' % (overall,))
+        tables, complete, copied, estimated, rate, eta_ahead = overall
+        check(tables == 2 and complete == 1 and copied == 4000 and estimated >= 4000 and rate > 0 and eta_ahead,
+              'load_progress: %s (expected 2 tables, 1 complete, 4000 rows copied, an estimate of at least '
+              '4000, a rate and an ETA ahead)' % (overall,))
+        q(holder, 'SELECT pg_advisory_unlock(4243)')
+        tl.join(60)
+        check(box.get('loaded'), 'load(): %s' % box.get('load_error'))
+        done = q(conn, 'SELECT tables, tables_complete, rows_copied, rows_estimated, rows_per_second '
+                       'FROM binlog_fdw.load_progress WHERE server = %s', (src.name,))
+        check(done == [(2, 2, 6000, 6000, None)], 'load_progress after the load: %s' % done)
+
+        # binlog_fdw.progress_notice_interval: a NOTICE every second of a copy
+        mx(m, 'CREATE TABLE %s.p4 (id INT PRIMARY KEY, v INT)' % DB)
+        mx(m, 'INSERT INTO %s.p4 SELECT seq, seq FROM %s.seq_1_to_8000' % (DB, DB))
+        mx(m, 'ANALYZE TABLE %s.p4' % DB)
+        q(conn, 'CREATE FUNCTION %s.slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN '
+                'PERFORM pg_sleep(0.0005); RETURN NEW; END $$' % DB)
+        q(conn, 'CREATE TABLE %s.p4 (id int PRIMARY KEY, v int)' % DB)
+        q(conn, 'CREATE TRIGGER slow BEFORE INSERT ON %s.p4 FOR EACH ROW EXECUTE FUNCTION %s.slow()' % (DB, DB))
+        c = pg()
+        try:
+            q(c, 'SET binlog_fdw.progress_notice_interval = 1')
+            t0 = time.monotonic()
+            notes = notices_of(c, 'SELECT rows FROM binlog_fdw.snapshot(%s, %s)', (src.name, ['%s.p4' % DB]))
+            took = time.monotonic() - t0
+        finally:
+            c.close()
+        lines = [n for n in notes if 'rows copied' in n]
+        log('snapshot() of p4 in %.1fs with a NOTICE every second: %s' % (took, lines))
+        pat = re.compile(r'^NOTICE:  %s\.p4: (\d+)( of about (\d+))? rows copied, (\d+) rows/s'
+                         r'(, about (\d+) s to go)?$' % DB)
+        got = [pat.match(x) for x in lines]
+        counts = [int(g.group(1)) for g in got if g]
+        check(all(got) and len(lines) >= max(1, int(took) - 2) and counts == sorted(counts) and
+              all(0 < n < 8000 for n in counts) and all(int(g.group(4)) > 0 for g in got),
+              'progress NOTICEs of a %.1fs copy: %s' % (took, lines))
     finally:
         holder.close()
         src.drop()

@@ -356,7 +356,7 @@ def case_load_chunked(conn, m):
             wm.close()
 
     def call_load(c):
-        q(c, 'CALL binlog_fdw.load(%s, %s, 1000)', ('ac_loadk', tables))
+        q(c, 'CALL binlog_fdw.load(%s, %s, 1000, parallel => 1)', ('ac_loadk', tables))
 
     th = threading.Thread(target=writer, daemon=True)
     try:

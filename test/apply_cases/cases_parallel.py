@@ -9,9 +9,12 @@ test/apply_cases/cases_parallel.py -- CALL binlog_fdw.load(..., parallel => N)
       loads overlap: sync_progress shows more than one loader at once; the
       tables end equal to MariaDB's after the source streams; a background
       loader's error (a table the source lacks) is the caller's error;
-      parallel with truncate, and parallel out of range, are refused.
+      parallel with truncate, and parallel out of range, are refused;
+      without parallel, three tables load with one loader per table up to
+      the machine's CPUs.
 """
 
+import os
 import threading
 import time
 
@@ -19,6 +22,7 @@ from harness import (Source, check, expect_error, log, mdb, mdb_fresh, mx, pg, q
 
 DB = 'blf_ac_par'
 TABLES = ['p1', 'p2', 'p3', 'pk', 'pc']
+AUTO_TABLES = ['a1', 'a2', 'a3']
 
 
 def case_load_parallel(conn, m):
@@ -127,6 +131,31 @@ def case_load_parallel(conn, m):
                      'parallel 0', sqlstate='22023', message='parallel must be between 1 and 16')
         wait_for('the background loaders to exit', lambda: q1(
             conn, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'binlog_fdw loader'") == 0, 30)
+
+        # parallel left out: a loader per table up to the machine's CPUs
+        cpus = os.cpu_count() or 1
+        for t in AUTO_TABLES:
+            mx(m, 'CREATE TABLE %s.%s (id INT PRIMARY KEY, v INT)' % (DB, t))
+            mx(m, 'INSERT INTO %s.%s SELECT seq, seq FROM %s.seq_1_to_400' % (DB, t, DB))
+            q(conn, 'CREATE TABLE %s.%s (id int PRIMARY KEY, v int)' % (DB, t))
+            q(conn, 'CREATE TRIGGER slow BEFORE INSERT ON %s.%s FOR EACH ROW EXECUTE FUNCTION %s.slow()'
+              % (DB, t, DB))
+        halt.clear()
+        seen = {'max': 0, 'pids': set()}
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        q(conn, 'CALL binlog_fdw.load(%s, %s, 100)', (src.name, ['%s.%s' % (DB, t) for t in AUTO_TABLES]))
+        halt.set()
+        watcher.join(30)
+        want = min(len(AUTO_TABLES), cpus, 16)
+        log('load() without parallel on %d tables, %d CPUs: at most %d loaders at once, %d backends'
+            % (len(AUTO_TABLES), cpus, seen['max'], len(seen['pids'])))
+        check(len(seen['pids']) == want, 'load() without parallel ran %d loaders (%s), expected %d: '
+              'one per table up to the %d CPUs' % (len(seen['pids']), seen, want, cpus))
+        for t in AUTO_TABLES:
+            got = q(conn, 'SELECT id, v FROM %s.%s ORDER BY id' % (DB, t))
+            check(got == [tuple(r) for r in mx(m, 'SELECT id, v FROM %s.%s ORDER BY id' % (DB, t))],
+                  '%s differs after load() without parallel' % t)
     finally:
         halt.set()
         src.drop()

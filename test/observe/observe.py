@@ -454,6 +454,24 @@ def case_stats(conn, m):
     src.sync(m)
     check(q1(conn, "SELECT reconnects FROM binlog_fdw.stats_source WHERE server_name = 'obs_st'") == 1,
           'the reconnect is not written by the next apply')
+    # a clean restart without stop(): the worker writes what it counted as
+    # it exits (here: bytes read and not applied yet)
+    mx(m, "INSERT INTO %s VALUES (13, '%s')" % (t, 'b' * 5000))
+    view_bytes = wait_for('bytes read and not written yet', lambda: (lambda r: r[0] if r[0] > r[1] else None)(
+        q(conn, "SELECT v.bytes_read, t.bytes_read FROM binlog_fdw.source_stats v "
+                "JOIN binlog_fdw.stats_source t USING (server_name) WHERE server_name = 'obs_st'")[0]), 30, 0.1)
+    conn.close()
+    subprocess.run(['bash', os.path.join(HERE, '..', '..', 'scripts', 'postgres.sh'), 'restart',
+                    '--mode', 'fast'], check=True, timeout=120, stdout=subprocess.DEVNULL)
+    conn = wait_for('PostgreSQL', lambda: pg(), 30)
+    stored_bytes = q1(conn, "SELECT bytes_read FROM binlog_fdw.stats_source WHERE server_name = 'obs_st'")
+    log('bytes_read %d before a fast restart, %d in stats_source after it' % (view_bytes, stored_bytes))
+    check(stored_bytes >= view_bytes, 'after a fast restart without stop(), stats_source holds %d bytes read, '
+          'the view showed %d before it' % (stored_bytes, view_bytes))
+    wait_for('the source after the fast restart', lambda: q1(
+        conn, "SELECT count(*) FROM binlog_fdw.status WHERE server = 'obs_st' AND state = 'streaming'") == 1, 60, 0.3)
+    src.conn = conn
+    src.sync(m)
     before_reset = q1(conn, "SELECT stats_reset FROM binlog_fdw.source_stats WHERE server_name = 'obs_st'")
     q(conn, "SELECT binlog_fdw.reset_stats('obs_st')")
     st = source_stats(conn, 'obs_st')

@@ -67,8 +67,6 @@ blpg_worker_stats_flush(blpg_slot *slot, Oid serverid, const char *server)
 	MemoryContext cxt = CurrentMemoryContext;
 	worker_flush f;
 
-	if (blpg_tables_legacy())
-		return;
 	memset(&f, 0, sizeof(f));
 	f.slot = slot;
 	f.serverid = serverid;
@@ -77,8 +75,8 @@ blpg_worker_stats_flush(blpg_slot *slot, Oid serverid, const char *server)
 	{
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		/* a dropped server's statistics went with it */
-		if (GetForeignServerExtended(serverid, FSV_MISSING_OK) != NULL)
+		/* a dropped server's statistics went with it; 0.1 has none */
+		if (!blpg_tables_legacy() && GetForeignServerExtended(serverid, FSV_MISSING_OK) != NULL)
 			blpg_run_as_owner(worker_flush_fn, &f);
 		PopActiveSnapshot();
 		CommitTransactionCommand();

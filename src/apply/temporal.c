@@ -34,6 +34,7 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -43,6 +44,8 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
@@ -175,6 +178,83 @@ check_history(Relation target, Relation history, const char *source)
 /* ---- writing versions (from target.c) ---- */
 
 /*
+ * The plans of the history writes, kept for the life of the process and
+ * shared by every apply of it, by statement and parameter types: an apply
+ * that aborts leaves nothing to free, and their number only grows with the
+ * shapes of the history tables (DDL).  PostgreSQL's plan cache replans them
+ * when the tables change.
+ */
+static HTAB *history_plans = NULL;
+
+typedef struct plan_slot
+{
+	char	   *key;			/* hash key: statement and types */
+	SPIPlanPtr	plan;
+} plan_slot;
+
+static uint32
+plan_key_hash(const void *key, Size keysize)
+{
+	const char *s = *(char *const *) key;
+
+	return string_hash(s, strlen(s) + 1);
+}
+
+static int
+plan_key_match(const void *a, const void *b, Size keysize)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static SPIPlanPtr
+cached_plan(const char *sql, int nargs, Oid *types)
+{
+	StringInfoData key;
+	char	   *k;
+	plan_slot  *e;
+	bool		found;
+
+	if (history_plans == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(char *);
+		ctl.entrysize = sizeof(plan_slot);
+		ctl.hash = plan_key_hash;
+		ctl.match = plan_key_match;
+		ctl.hcxt = TopMemoryContext;
+		history_plans = hash_create("binlog_fdw history plans", 16, &ctl,
+									HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	}
+	initStringInfo(&key);
+	appendStringInfoString(&key, sql);
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&key, " %u", types[i]);
+	k = key.data;
+	e = hash_search(history_plans, &k, HASH_FIND, NULL);
+	if (e)
+		return e->plan;
+	{
+		SPIPlanPtr	plan;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		plan = SPI_prepare(sql, nargs, types);
+		if (plan == NULL)
+			elog(ERROR, "could not prepare a write of a history table: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not keep the plan of a write of a history table");
+		SPI_finish();
+		k = MemoryContextStrdup(TopMemoryContext, key.data);
+		e = hash_search(history_plans, &k, HASH_ENTER, &found);
+		e->key = k;
+		e->plan = plan;
+	}
+	return e->plan;
+}
+
+/*
  * The history follows its target's columns (after DDL of the source, or
  * by hand): a column the target has and the history lacks is added (its
  * older versions hold NULL there), one of another type takes the target's
@@ -305,28 +385,17 @@ blpg_history_open(Relation target, const char *history, const char *source,
 	}
 	appendStringInfoString(&upd, " RETURNING history_id");
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	h->insert_plan = SPI_prepare(ins.data, (int) NMETA_PARAMS + h->ncols, h->types);
-	h->close_plan = SPI_prepare(upd.data, ntypes, types);
-	if (h->insert_plan == NULL || h->close_plan == NULL)
-		elog(ERROR, "could not prepare the writes of history table %s: %s", h->name,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(h->insert_plan) != 0 || SPI_keepplan(h->close_plan) != 0)
-		elog(ERROR, "could not keep the plans of history table %s", h->name);
-	SPI_finish();
+	h->insert_plan = cached_plan(ins.data, (int) NMETA_PARAMS + h->ncols, h->types);
+	h->close_plan = cached_plan(upd.data, ntypes, types);
 	return h;
 }
 
 void
 blpg_history_close(blpg_history *h)
 {
+	/* the plans stay cached for the next apply (cached_plan()) */
 	if (h == NULL)
 		return;
-	if (h->insert_plan)
-		SPI_freeplan(h->insert_plan);
-	if (h->close_plan)
-		SPI_freeplan(h->close_plan);
 	h->insert_plan = h->close_plan = NULL;
 }
 

@@ -18,7 +18,8 @@ tables: binlog_fdw.map_history() (issue #12 item 4).
                   table lacking a column; after ALTER TABLE ADD COLUMN and
                   MODIFY of the source the history has the target's new
                   columns; a TRUNCATE ends every open version (rows of op
-                  TRUNCATE); map_history(enabled => false) stops it.
+                  TRUNCATE); map_history(enabled => false) stops it; a
+                  partitioned target with rows moving between partitions.
   history-kill    continuous mode under a writer: the apply worker killed
                   with -9 mid-stream (PostgreSQL restarts), then PostgreSQL
                   stopped with mode immediate and started again: every
@@ -283,6 +284,46 @@ def case_history_tables(conn, m):
         src.sync(m)
         check(q1(conn, 'SELECT count(*) FROM %s' % HIST) == total, 'history written after enabled => false')
         check(q1(conn, 'SELECT status FROM %s WHERE id = 1' % O) == 'unrecorded', 'insert not applied')
+    finally:
+        src.drop()
+    partitioned_history(conn, m)
+
+
+def partitioned_history(conn, m):
+    """A partitioned target (a partition with another column order and a
+    dropped column): updates inside a partition and across partitions, a
+    delete; the history holds the root's row type."""
+    db = 'blf_ac_histp'
+    mdb_fresh(m, db)
+    mx(m, 'CREATE TABLE %s.r (id INT PRIMARY KEY, region INT NOT NULL, v VARCHAR(20))' % db)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % db)
+    q(conn, 'CREATE SCHEMA %s' % db)
+    q(conn, 'CREATE TABLE %s.r (id int, region int NOT NULL, v text, PRIMARY KEY (id, region)) '
+            'PARTITION BY RANGE (region)' % db)
+    q(conn, 'CREATE TABLE %s.r_low PARTITION OF %s.r FOR VALUES FROM (MINVALUE) TO (10)' % (db, db))
+    q(conn, 'CREATE TABLE %s.r_mid (junk int, v text, region int NOT NULL, id int, PRIMARY KEY (id, region))' % db)
+    q(conn, 'ALTER TABLE %s.r_mid DROP COLUMN junk' % db)
+    q(conn, 'ALTER TABLE %s.r ATTACH PARTITION %s.r_mid FOR VALUES FROM (10) TO (MAXVALUE)' % (db, db))
+    src = Source(conn, 'ac_histp', r'^blf_ac_histp\.r$')
+    try:
+        check(q1(conn, "SELECT binlog_fdw.map_history('ac_histp', 'blf_ac_histp.r')::text") == db + '.r_history',
+              'map_history() of the partitioned target')
+        src.start()
+        mx(m, "INSERT INTO %s.r VALUES (1, 15, 'a')" % db)
+        mx(m, "UPDATE %s.r SET v = 'b' WHERE id = 1" % db)
+        mx(m, 'UPDATE %s.r SET region = 5 WHERE id = 1' % db)
+        mx(m, "UPDATE %s.r SET region = 12, v = 'c' WHERE id = 1" % db)
+        mx(m, 'DELETE FROM %s.r WHERE id = 1' % db)
+        src.sync(m)
+        got = q(conn, "SELECT op, id, region, v, history_id, replaces, valid_from, nullif(valid_to, 'infinity') "
+                      "FROM %s.r_history ORDER BY history_id" % db)
+        check([g[:4] for g in got] == [('INSERT', 1, 15, 'a'), ('UPDATE', 1, 15, 'b'), ('UPDATE', 1, 5, 'b'),
+                                       ('UPDATE', 1, 12, 'c'), ('DELETE', 1, 12, 'c')],
+              'history of the partitioned target: %s' % short(got, 800))
+        for prev, cur in zip(got, got[1:]):
+            check(cur[5] == prev[4] and prev[7] == cur[6],
+                  'partitioned: %s does not close %s' % (short(cur, 300), short(prev, 300)))
+        check(got[-1][6] == got[-1][7], 'the DELETE row is not empty: %s' % (got[-1],))
     finally:
         src.drop()
 

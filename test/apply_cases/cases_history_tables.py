@@ -20,7 +20,9 @@ tables: binlog_fdw.map_history() (issue #12 item 4).
                   columns; a TRUNCATE ends every open version (rows of op
                   TRUNCATE); map_history(enabled => false) stops it; a
                   partitioned target with rows moving between partitions.
-  history-kill    continuous mode under a writer: the apply worker killed
+  history-kill    continuous mode: a transaction failing on a row (a CHECK
+                  of the target) retried until the constraint is dropped;
+                  then under a writer: the apply worker killed
                   with -9 mid-stream (PostgreSQL restarts), then PostgreSQL
                   stopped with mode immediate and started again: every
                   MariaDB change is in the history exactly once, in order,
@@ -403,6 +405,21 @@ def case_history_kill(conn, m):
         q(conn, "SELECT binlog_fdw.map_history('ac_histk', 'blf_ac_hist.orders')")
         src.start()
         wait_for('the apply worker of ac_histk', lambda: (status(conn, 'ac_histk') or {}).get('apply_pid'), 30)
+
+        # an error in the middle of a transaction: the worker rolls back and
+        # retries until the target is fixed, the history gets it once
+        q(conn, 'ALTER TABLE %s.orders ADD CONSTRAINT no_big CHECK (amount < 1000)' % DB)
+        pre = Recorder(m)
+        O = DB + '.orders'
+        pre.run(["INSERT INTO %s VALUES (1, 'a', 1, NULL, NULL)" % O,
+                 "INSERT INTO %s VALUES (2, 'big', 5000, NULL, NULL)" % O,
+                 "UPDATE %s SET status = 'b' WHERE id = 1" % O],
+                [('INSERT', 1), ('INSERT', 2), ('UPDATE', 1)], snapshot=False)
+        wait_for('the apply error', lambda: (status(conn, 'ac_histk') or {}).get('apply_error'), 30, 0.1)
+        time.sleep(3)                               # a retry or two
+        check(q1(conn, 'SELECT count(*) FROM %s' % HIST) == 0, 'history rows of a failed apply')
+        q(conn, 'ALTER TABLE %s.orders DROP CONSTRAINT no_big' % DB)
+        wait_for('the failed transaction applied', lambda: q1(conn, 'SELECT count(*) FROM %s' % HIST) == 3, 60, 0.1)
         th.start()
 
         # fault 1: kill -9 of the continuous apply worker while it applies
@@ -434,11 +451,11 @@ def case_history_kill(conn, m):
         wait_applied(src, m, 'history after the faults', timeout=120)
         st = status(conn3, 'ac_histk')
         check(not st.get('apply_error'), 'the apply worker had an error: %s' % short(st.get('apply_error'), 600))
-        rows = check_history(conn3, writer.rec.txns, 'continuous mode after kill -9 and immediate stop')
+        rows = check_history(conn3, pre.txns + writer.rec.txns, 'continuous mode after kill -9 and immediate stop')
         open_ = q(conn3, "SELECT %s FROM %s WHERE valid_to = 'infinity' ORDER BY id" % (COLS, HIST))
         exp = [tuple(r) for r in mx(m, 'SELECT %s FROM %s.orders ORDER BY id' % (COLS, DB))]
         check(open_ == exp, 'open versions %s, MariaDB %s' % (short(open_, 600), short(exp, 600)))
-        log('%d changes of %d transactions in the history, each once' % (len(rows), len(writer.rec.txns)))
+        log('%d changes of %d transactions in the history, each once' % (len(rows), len(writer.rec.txns) + 1))
     except Fail:
         writer.halt.set()
         raise

@@ -465,3 +465,28 @@ COMMENT ON FUNCTION verify(text, text[]) IS
   'compare target tables with the source at one binlog position, reporting the keys that differ';
 REVOKE ALL ON FUNCTION verify(text, text[]) FROM PUBLIC;
 
+
+-- History tables (map_history()): the table a source table's changes are
+-- also written into.
+ALTER TABLE table_mapping ADD COLUMN history_table text;
+
+-- History (system-versioned) tables: apply also writes each change of a
+-- source table into its history table, in the transaction that applies it.
+-- One row per row version: the target's columns as they were from
+-- valid_from to valid_to (an UPDATE or DELETE closes the version it
+-- replaces, valid_to = its commit time; a DELETE's row holds the deleted
+-- values and the empty range [t, t)), with op, commit_time, gtid,
+-- binlog_file, binlog_pos of the change that wrote it and replaces, the
+-- history_id of the version it closed.  history NULL: <target>_history in
+-- the target's schema; created, with the target's column types, if it does
+-- not exist.  enabled false: apply stops writing it (the table stays).
+CREATE FUNCTION map_history(
+    server text,
+    source text,
+    history text DEFAULT NULL,
+    enabled boolean DEFAULT true)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'binlog_fdw_map_history' LANGUAGE C;
+COMMENT ON FUNCTION map_history(text, text, text, boolean) IS
+  'write every applied change of MySQL table "db.table" into a history table too (row versions with valid_from/valid_to, op, GTID, binlog position), exactly once';
+REVOKE ALL ON FUNCTION map_history(text, text, text, boolean) FROM PUBLIC;

@@ -8,6 +8,7 @@
  *
  * Files: apply.c (the loop; apply(), skip_change()), target.c, ddl.c,
  * continuous.c (the continuous apply worker), mapping.c (map_table()),
+ * temporal.c (history tables: map_history() and their writing),
  * conflict.c (the conflict log), stats.c (source_stats,
  * table_stats), verify.c (verify()), snapshot.c (snapshot(), sync_table()),
  * load.c (CALL load(): chunked,
@@ -29,6 +30,7 @@
 
 #include "access/attnum.h"
 #include "access/xlogdefs.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
@@ -110,6 +112,27 @@ extern bool blpg_parse_int128(const char *s, int128 *out);
  */
 extern bool blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
 								const blpg_entry_view *v);
+
+/*
+ * History tables (temporal.c): the writer of a target's history table
+ * (history: its quoted qualified name, from table_mapping), checked against
+ * the target; record a change written into the target: old the row it
+ * replaced or deleted (NULL: an insert), new the row now (NULL: a delete),
+ * both in the target's row type.
+ */
+typedef struct blpg_history blpg_history;
+extern blpg_history *blpg_history_open(Relation target, const char *history,
+									   const char *source, int nkey,
+									   const AttrNumber *key_attnums);
+extern void blpg_history_record(blpg_history *h, const char *op, TupleTableSlot *old,
+								TupleTableSlot *new, const blpg_entry_view *v);
+extern void blpg_history_close(blpg_history *h);
+/*
+ * TRUNCATE or DROP TABLE (op) of source table db.table at v: the statements
+ * that end the open versions of its history table (NIL: it has none).
+ */
+extern List *blpg_history_end_all(const char *server, const char *db, const char *table,
+								  const char *op, const blpg_entry_view *v);
 
 /* "db.table" into its database and table, or an error naming it (mapping.c) */
 extern void blpg_split_source_table(const char *source, char **db, char **table);

@@ -14,6 +14,8 @@
  *	      (the table_mapping row follows; a table mapped elsewhere keeps
  *	      its target and only the mapping is renamed)
  *	  TRUNCATE [TABLE] t
+ *	      (DROP TABLE and TRUNCATE end the open versions of the table's
+ *	      history table, temporal.c)
  *	  ALTER TABLE t ADD [COLUMN] c type ... | ADD [COLUMN] (c type, ...)
  *	              (NOT NULL without DEFAULT: rows already there get MySQL's
  *	              implicit default)
@@ -348,6 +350,8 @@ drop_table(ddl_ctx *c, const blpg_ddl *d)
 		if (synced_table(c, r->db, r->name, &q))
 		{
 			c->touched = true;
+			c->commands = list_concat(c->commands,
+									  blpg_history_end_all(c->server_name, r->db, r->name, "DROP", c->v));
 			c->commands = lappend(c->commands, psprintf("DROP TABLE %s", q));
 		}
 	}
@@ -447,6 +451,8 @@ truncate_table(ddl_ctx *c, const blpg_ddl *d)
 	if (synced_table(c, d->db, d->name, &q))
 	{
 		c->touched = true;
+		c->commands = list_concat(c->commands,
+								  blpg_history_end_all(c->server_name, d->db, d->name, "TRUNCATE", c->v));
 		c->commands = lappend(c->commands, psprintf("TRUNCATE %s", q));
 	}
 }

@@ -97,6 +97,7 @@ typedef struct table_mapping
 	bool	   *chunk_last;		/* no upper bound: the load's last chunk */
 	char	  **chunk_file;
 	uint64	   *chunk_pos;
+	char	   *history;		/* history table (temporal.c), NULL: none */
 } table_mapping;
 
 typedef struct default_col
@@ -153,6 +154,8 @@ struct blpg_target
 	AclMode		checked;		/* privileges already checked */
 	blpg_table_counts counts;	/* binlog_fdw.table_stats (stats.c) */
 	bool		touched;		/* counted in blpg_targets.touched */
+	blpg_history *history;		/* NULL: no history table */
+	TupleTableSlot *histslot;	/* a partition's row in the target's type */
 
 	/* multi-insert buffer (can_buffer targets only) */
 	bool		can_buffer;
@@ -221,8 +224,8 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 	"key_columns, conflict, sync_file, sync_pos, skip, " load " FROM binlog_fdw.table_mapping "
 /* 0.1's table_mapping (before ALTER EXTENSION UPDATE) has no load columns */
 #define MAPPING_COLUMNS (blpg_tables_legacy() ? \
-	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[]") : \
-	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns"))
+	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text") : \
+	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns, history_table"))
 
 /* A chunk's bound: nkey integers, comma-separated. */
 static bool
@@ -284,6 +287,8 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 	m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
 	s = SPI_getvalue(tup, desc, 9);
 	m->skip = s && s[0] == 't';
+	s = SPI_getvalue(tup, desc, 14);
+	m->history = s ? pstrdup(s) : NULL;
 	m->nchunks = 0;
 	m->load_pending = false;
 	{
@@ -496,6 +501,8 @@ close_target(blpg_target *t)
 	if (t->skip || t->rel == NULL)
 		return;
 	Assert(t->nbuffered == 0);
+	blpg_history_close(t->history);
+	t->history = NULL;
 	if (t->bistate)
 		FreeBulkInsertState(t->bistate);
 	if (t->proute)
@@ -913,6 +920,11 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 	tg->can_buffer = !tg->partitioned &&
 		tg->conflict == BLPG_CONFLICT_ERROR &&
 		!(tg->rri->ri_TrigDesc && tg->rri->ri_TrigDesc->trig_insert_before_row);
+	if (m && m->history)
+	{
+		tg->history = blpg_history_open(tg->rel, m->history, key, tg->nkey, tg->key_attnums);
+		tg->histslot = ExecInitExtraTupleSlot(tg->estate, desc, &TTSOpsVirtual);
+	}
 	if (tg->partitioned)
 	{
 		tg->mtstate = makeNode(ModifyTableState);
@@ -1682,6 +1694,20 @@ buffer_insert(blpg_targets *ts, blpg_target *tg, TupleTableSlot *slot,
 		blpg_targets_flush(ts);
 }
 
+/* A row found in partition part, in the target's row type (for its history). */
+static TupleTableSlot *
+root_row(blpg_target *tg, ResultRelInfo *part, TupleTableSlot *slot)
+{
+	TupleConversionMap *map;
+
+	if (part == tg->rri)
+		return slot;
+	map = ExecGetChildToRootMap(part);
+	if (map == NULL)
+		return slot;
+	return execute_attr_map_slot(map->attrMap, slot, tg->histslot);
+}
+
 void
 blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					  const bl_row *before, const bl_row *after,
@@ -1736,6 +1762,9 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 			fill_slot(ts, tg, tg->newslot, after, NULL, true);
 			if (tg->can_buffer)
 			{
+				/* before: a full buffer is written, and the slot reset */
+				if (tg->history)
+					blpg_history_record(tg->history, "INSERT", NULL, tg->newslot, v);
 				buffer_insert(ts, tg, tg->newslot, v);
 				MemoryContextSwitchTo(oldcxt);
 				ResetPerTupleExprContext(tg->estate);
@@ -1756,10 +1785,15 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 											 tg->newslot :
 											 execute_attr_map_slot(part->ri_RootToPartitionMap->attrMap,
 																   tg->newslot, part->ri_PartitionTupleSlot));
+					if (tg->history)
+						blpg_history_record(tg->history, "INSERT", root_row(tg, part, tg->oldslot),
+											tg->newslot, v);
 				}
 				break;
 			}
 			insert_slot(tg, tg->newslot);
+			if (tg->history)
+				blpg_history_record(tg->history, "INSERT", NULL, tg->newslot, v);
 			break;
 
 		case BL_OP_UPDATE:
@@ -1794,6 +1828,8 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 											 NULL, ts->opts, &tg->newslot->tts_isnull[cc->attnum - 1]);
 					}
 					insert_slot(tg, tg->newslot);
+					if (tg->history)
+						blpg_history_record(tg->history, "UPDATE", NULL, tg->newslot, v);
 				}
 				break;
 			}
@@ -1846,6 +1882,9 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 						/* the row moves to another partition */
 						ExecSimpleRelationDelete(part, tg->estate, &tg->epq, old);
 						insert_slot(tg, newslot);
+						if (tg->history)
+							blpg_history_record(tg->history, "UPDATE", root_row(tg, part, old),
+												tg->newslot, v);
 						break;
 					}
 					if (part->ri_RootToPartitionMap)
@@ -1853,6 +1892,9 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 														newslot, part->ri_PartitionTupleSlot);
 				}
 				ExecSimpleRelationUpdate(part, tg->estate, &tg->epq, old, newslot);
+				if (tg->history)
+					blpg_history_record(tg->history, "UPDATE", root_row(tg, part, old),
+										tg->newslot, v);
 			}
 			break;
 
@@ -1864,6 +1906,10 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 				log_conflict(ts, tg, &rc, "missing_row", "skipped");
 				break;
 			}
+			/* before: the deleted row's values are read from its slot */
+			if (tg->history)
+				blpg_history_record(tg->history, "DELETE", root_row(tg, part, tg->oldslot),
+									NULL, v);
 			ExecSimpleRelationDelete(part, tg->estate, &tg->epq, tg->oldslot);
 			break;
 	}

@@ -92,6 +92,14 @@ Cases:
                    chunks while MariaDB writes; the reloader terminated
                    mid-table goes on at the next chunk; equal to MariaDB's
                    (cases_retention.py)
+  history-tables   map_history(): apply() writes every change into a history
+                   table (row versions, valid_from/valid_to, op, GTID, binlog
+                   position), equal to MariaDB's change sequence; "row 42 at
+                   time T" in one SELECT equals MariaDB at T; a rolled-back
+                   apply() writes none (cases_history_tables.py)
+  history-kill     continuous mode under a writer, the apply worker killed -9
+                   and PostgreSQL stopped immediate mid-stream: each change in
+                   the history exactly once (cases_history_tables.py)
 
 Environment (besides scripts/env.sh's and PG*): BLF_APPLY_CASES (a comma-
 separated subset), BLF_APPLY_KEEP=1 (leave databases and sources).
@@ -110,6 +118,7 @@ import cases_ddl                                    # noqa: E402
 import cases_finish                                 # noqa: E402
 import cases_geometry                               # noqa: E402
 import cases_history                                # noqa: E402
+import cases_history_tables                         # noqa: E402
 import cases_images                                 # noqa: E402
 import cases_keys                                   # noqa: E402
 import cases_load                                   # noqa: E402
@@ -189,6 +198,8 @@ def main():
         ('retention', lambda: cases_retention.case_retention(conn_box[0], m)),
         ('lost-position-reload', lambda: cases_retention.case_lost_position_reload(conn_box[0], m)),
         ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
+        ('history-tables', lambda: cases_history_tables.case_history_tables(conn_box[0], m)),
+        ('history-kill', lambda: cases_history_tables.case_history_kill(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -15,7 +15,8 @@
 # BLF_APPLY_NOBLOB_PORT 3442), schema-history-minimal, schema-history-nolog
 # (instances ac-hmin and ac-hnolog on BLF_APPLY_HMIN_PORT 3443 and
 # BLF_APPLY_HNOLOG_PORT 3444), schema-history-full, geometry-bytea, geometry-postgis (database
-# blf_apply_gis with PostGIS).  BLF_APPLY_CASES=keys,ddl runs a subset.
+# blf_apply_gis with PostGIS), history-tables, history-kill (history tables,
+# cases_history_tables.py).  BLF_APPLY_CASES=keys,ddl runs a subset.
 #
 # The suite creates and drops its own databases (PostgreSQL blf_apply;
 # MariaDB blf_ac_*), roles blf_ac_* and sources ac_*; it needs no other

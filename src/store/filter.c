@@ -205,6 +205,11 @@ blpg_filter_load_rules(blpg_filter *f, const char *server_name, bool record,
 	MemoryContext old;
 	HASHCTL		ctl;
 
+	/* 0.1's tables (until ALTER EXTENSION UPDATE) have no filters */
+	f->rules = NIL;
+	f->star = NULL;
+	if (blpg_tables_legacy())
+		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	args[0] = CStringGetTextDatum(server_name);

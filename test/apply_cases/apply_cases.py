@@ -86,7 +86,9 @@ Cases:
                    SHA-256), operation filters, per source and per table, a
                    row filter with updates moving rows into and out of it;
                    get()'s images; a missing column named (apply() and the
-                   worker); filter_history's positions (cases_filters.py)
+                   worker); filter_history's positions; a changed set
+                   refused mid-transaction; a filtered copy refused
+                   (cases_filters.py)
   retention        the source's binlog retention in status against the acked
                    position: oldest file, files kept before it, expiry; the
                    WARNINGs when it is next to go and when it is gone

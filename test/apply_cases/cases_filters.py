@@ -7,7 +7,9 @@ moving rows into or out of it.  PostgreSQL is compared with what the filter
 should give, computed from MariaDB's rows; get()'s images show the excluded
 columns absent and the masked ones masked; filters naming a missing column
 fail naming it; binlog_fdw.filter_history records each set with the
-position it took effect at.
+position it took effect at; a set changed while a transaction is partly
+acknowledged is refused until restored; a copy of rows a filter would
+change is refused.
 """
 
 import json
@@ -200,6 +202,37 @@ def case_filters(conn, m):
     same(rows(conn, 'SELECT id, name, email, secret, note, score FROM %s.people' % DB),
          mrows(m, "SELECT id, IF(name IS NULL, NULL, '***'), SHA2(email, 256), NULL, NULL, score "
                   "FROM %s.people" % DB), 'people after the restarts')
+    # a set changed while a transaction is partly acknowledged is refused
+    mx(m, 'INSERT INTO %s.bad VALUES (10, 10), (11, 11), (12, 12)' % DB)     # BEGIN, 3 rows, COMMIT
+    src.wait_read(m)
+    batch = q(conn, "SELECT DISTINCT batch_id FROM binlog_fdw.get('ac_filt', 2)")
+    check(len(batch) == 1, 'get(2): batches %s' % batch)
+    q(conn, 'SELECT binlog_fdw.ack(%s, %s)', ('ac_filt', batch[0][0]))
+    skip = q1(conn, 'SELECT skip FROM binlog_fdw.source_state WHERE server_name = %s', ('ac_filt',))
+    check(skip == 2, 'source_state.skip after acknowledging 2 changes: %s' % skip)
+    q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad', operations => ARRAY['insert'])")
+    q(conn, 'SELECT binlog_fdw.stop(%s)', (src.name,))
+    wait_for('source %s to stop' % src.name, lambda: status(conn, src.name) is None, 20, 0.1)
+    q(conn, 'SELECT binlog_fdw.start(%s)', (src.name,))
+
+    def refused():
+        s = status(conn, src.name)
+        return s if s and s['last_error'] and 'partly acknowledged' in s['last_error'] else None
+    s = wait_for('the worker to refuse the changed filters', refused, 20, 0.2)
+    log('worker error: %s' % short(s['last_error'], 500))
+    check(s['state'] == 'error' and 'filters changed' in s['last_error'] and '(2 changes)' in s['last_error'],
+          'refused start: %s' % short(s, 600))
+    check(q1(conn, 'SELECT count(*) FROM binlog_fdw.filter_history WHERE server_name = %s',
+             ('ac_filt',)) == 3, 'filter_history recorded the refused set')
+    q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad')")        # back as it was
+    restart(conn, src)
+    # source_state.gtid is already the partly acknowledged transaction's
+    mx(m, 'INSERT INTO %s.bad VALUES (13, 13)' % DB)
+    src.sync(m)
+    # row 10 went to get() and its ack, not to the table
+    same(rows(conn, 'SELECT id, v FROM %s.bad' % DB), mrows(m, 'SELECT id, v FROM %s.bad WHERE id <> 10' % DB),
+         'bad after the partly acknowledged transaction')
+
     # a copy does not filter yet: one that would copy filtered columns is refused
     expect_error(conn, "SELECT * FROM binlog_fdw.snapshot('ac_filt', ARRAY['blf_ac_filt.people'], true)",
                  what='a snapshot of a table with masks', sqlstate='0A000',

@@ -487,7 +487,7 @@ missing_column(blpg_sink *s, const bl_table *t, const blpg_filter_rule *rule,
 					file, (unsigned long long) pos),
 			 errdetail("The table has the columns %s; nothing of this change was put into the ring.",
 					   cols.data),
-			 errhint("Correct the filter with binlog_fdw.set_filter('%s', '%s') and restart the source (binlog_fdw.stop() and binlog_fdw.start()).",
+			 errhint("Correct the filter with binlog_fdw.set_filter('%s', '%s', ...) and restart the source (binlog_fdw.stop() and binlog_fdw.start()).",
 					 s->slot->server_name, rule->source)));
 }
 

@@ -191,13 +191,26 @@ def case_filters(conn, m):
     for want in ('blf_ac_filt.bad', 'column "nosuch"', 'exclude_columns', 'at binlog mysql-bin.', 'set_filter'):
         check(want in s['last_error'], 'worker error lacks %r: %s' % (want, short(s['last_error'], 500)))
     check(q1(conn, 'SELECT count(*) FROM %s.bad' % DB) == 0, 'bad: rows despite the error')
+    # a value for an INT column: stopped too, naming the column and its type
+    q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad', mask => '{\"v\": {\"value\": \"0\"}}')")
+    restart(conn, src)
+
+    def failed_mask():
+        s = status(conn, src.name)
+        return s if s and s['last_error'] and 'cannot be masked' in s['last_error'] else None
+    s = wait_for('the worker to fail on the mask of bad', failed_mask, 20, 0.2)
+    log('worker error: %s' % short(s['last_error'], 500))
+    for want in ('column "v" of blf_ac_filt.bad (LONG)', '(binlog mysql-bin.',
+                 '{"value": null}'):
+        check(want in s['last_error'], 'worker error lacks %r: %s' % (want, short(s['last_error'], 500)))
+    check(q1(conn, 'SELECT count(*) FROM %s.bad' % DB) == 0, 'bad: rows despite the mask error')
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad')")        # removes it
     restart(conn, src)
     src.sync(m)
     same(rows(conn, 'SELECT id, v FROM %s.bad' % DB), mrows(m, 'SELECT id, v FROM %s.bad' % DB),
          'bad (filter removed)')
     check(q1(conn, 'SELECT count(*) FROM binlog_fdw.filter_history WHERE server_name = %s',
-             ('ac_filt',)) == 3, 'filter_history: no row for the removal')
+             ('ac_filt',)) == 4, 'filter_history: no row for the mask or the removal')
     # and what came before stays as it was applied
     same(rows(conn, 'SELECT id, name, email, secret, note, score FROM %s.people' % DB),
          mrows(m, "SELECT id, IF(name IS NULL, NULL, '***'), SHA2(email, 256), NULL, NULL, score "
@@ -223,7 +236,7 @@ def case_filters(conn, m):
     check(s['state'] == 'error' and 'filters changed' in s['last_error'] and '(2 changes)' in s['last_error'],
           'refused start: %s' % short(s, 600))
     check(q1(conn, 'SELECT count(*) FROM binlog_fdw.filter_history WHERE server_name = %s',
-             ('ac_filt',)) == 3, 'filter_history recorded the refused set')
+             ('ac_filt',)) == 4, 'filter_history recorded the refused set')
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad')")        # back as it was
     restart(conn, src)
     # source_state.gtid is already the partly acknowledged transaction's

@@ -32,9 +32,18 @@ def same(got, exp, what):
     check(got == exp, '%s: PostgreSQL has %s, expected %s' % (what, short(got, 600), short(exp, 600)))
 
 
-def restart(conn, src):
+def stop(conn, m, src):
+    pid = (status(conn, src.name) or {}).get('worker_pid')
     q(conn, 'SELECT binlog_fdw.stop(%s)', (src.name,))
     wait_for('source %s to stop' % src.name, lambda: status(conn, src.name) is None, 20, 0.1)
+    # its worker gone (one retrying after an error may reconnect until it exits)
+    wait_for('the worker of %s to exit' % src.name,
+             lambda: not pid or not q1(conn, 'SELECT count(*) FROM pg_stat_activity WHERE pid = %s', (pid,)),
+             20, 0.1)
+
+
+def restart(conn, m, src):
+    stop(conn, m, src)
     src.start()
 
 
@@ -174,7 +183,7 @@ def case_filters(conn, m):
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad', exclude_columns => ARRAY['nosuch'])")
     before_restart = q(conn, 'SELECT file, pos FROM binlog_fdw.source_state '
                              'WHERE server_name = %s', ('ac_filt',))[0]
-    restart(conn, src)
+    restart(conn, m, src)
     hist = q(conn, 'SELECT seq, filters, binlog_file, binlog_pos FROM binlog_fdw.filter_history '
                    'WHERE server_name = %s ORDER BY seq', ('ac_filt',))
     check(len(hist) == 2 and (hist[1][2], hist[1][3]) == tuple(before_restart),
@@ -193,7 +202,7 @@ def case_filters(conn, m):
     check(q1(conn, 'SELECT count(*) FROM %s.bad' % DB) == 0, 'bad: rows despite the error')
     # a value for an INT column: stopped too, naming the column and its type
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad', mask => '{\"v\": {\"value\": \"0\"}}')")
-    restart(conn, src)
+    restart(conn, m, src)
 
     def failed_mask():
         s = status(conn, src.name)
@@ -205,7 +214,7 @@ def case_filters(conn, m):
         check(want in s['last_error'], 'worker error lacks %r: %s' % (want, short(s['last_error'], 500)))
     check(q1(conn, 'SELECT count(*) FROM %s.bad' % DB) == 0, 'bad: rows despite the mask error')
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad')")        # removes it
-    restart(conn, src)
+    restart(conn, m, src)
     src.sync(m)
     same(rows(conn, 'SELECT id, v FROM %s.bad' % DB), mrows(m, 'SELECT id, v FROM %s.bad' % DB),
          'bad (filter removed)')
@@ -224,8 +233,7 @@ def case_filters(conn, m):
     skip = q1(conn, 'SELECT skip FROM binlog_fdw.source_state WHERE server_name = %s', ('ac_filt',))
     check(skip == 2, 'source_state.skip after acknowledging 2 changes: %s' % skip)
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad', operations => ARRAY['insert'])")
-    q(conn, 'SELECT binlog_fdw.stop(%s)', (src.name,))
-    wait_for('source %s to stop' % src.name, lambda: status(conn, src.name) is None, 20, 0.1)
+    stop(conn, m, src)
     q(conn, 'SELECT binlog_fdw.start(%s)', (src.name,))
 
     def refused():
@@ -238,7 +246,7 @@ def case_filters(conn, m):
     check(q1(conn, 'SELECT count(*) FROM binlog_fdw.filter_history WHERE server_name = %s',
              ('ac_filt',)) == 4, 'filter_history recorded the refused set')
     q(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.bad')")        # back as it was
-    restart(conn, src)
+    restart(conn, m, src)
     # source_state.gtid is already the partly acknowledged transaction's
     mx(m, 'INSERT INTO %s.bad VALUES (13, 13)' % DB)
     src.sync(m)

@@ -721,8 +721,8 @@ BEGIN
         RAISE EXCEPTION 'binlog_fdw server "%" does not exist', server
             USING ERRCODE = 'undefined_object';
     END IF;
-    IF src <> '*' AND src !~ '^[^.]+\.[^.]+$' THEN
-        RAISE EXCEPTION 'source table "%" is not of the form db.table', src
+    IF src <> '*' AND src !~ '^[^.]+\..+$' THEN
+        RAISE EXCEPTION 'source table "%" is not of the form db.table (the database ends at the first dot)', src
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Name the MySQL table as database.table, or pass NULL for every table of the source.';
     END IF;

@@ -69,6 +69,10 @@ def case_filters(conn, m):
                  what='columns and exclude_columns', sqlstate='22023', message='cannot both be given')
     expect_error(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'blf_ac_filt.ops', mask => '{\"v\": \"x\"}')",
                  what='a mask that is not an object', sqlstate='22023', message='the mask of column "v"')
+    expect_error(conn, "SELECT binlog_fdw.set_filter('ac_filt', 'nodot', operations => ARRAY['insert'])",
+                 what='a source without its database', sqlstate='22023', message='not of the form db.table')
+    expect_error(conn, "SELECT binlog_fdw.set_filter('nosuchserver', operations => ARRAY['insert'])",
+                 what='an unknown server', sqlstate='42704', message='"nosuchserver" does not exist')
     expect_error(conn, "SELECT binlog_fdw.set_filter('ac_filt', row_filter => 'id > 1')",
                  what='a row filter for every table', sqlstate='22023', message='a row filter is per table')
 

@@ -76,6 +76,8 @@ BEGIN
         DELETE FROM binlog_fdw.stats_table WHERE server_name = r.name;
         DELETE FROM binlog_fdw.stats_source WHERE server_name = r.name;
         DELETE FROM binlog_fdw.schema_history WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.filters WHERE server_name = r.name;
+        DELETE FROM binlog_fdw.filter_history WHERE server_name = r.name;
     END LOOP;
 END
 $$;
@@ -490,3 +492,130 @@ AS 'MODULE_PATHNAME', 'binlog_fdw_map_history' LANGUAGE C;
 COMMENT ON FUNCTION map_history(text, text, text, boolean) IS
   'write every applied change of MySQL table "db.table" into a history table too (row versions with valid_from/valid_to, op, GTID, binlog position), exactly once';
 REVOKE ALL ON FUNCTION map_history(text, text, text, boolean) FROM PUBLIC;
+
+-- Filters of a source's changes, per source (source '*': every table) and
+-- per table ('db.table', whose non-NULL fields take precedence over those of
+-- '*'): the columns kept (columns) or left out (exclude_columns), masked
+-- columns (mask: {"col": {"value": "text" | null} | {"hash": "sha256"}}),
+-- the operations kept (insert, update, delete, truncate, ddl) and a row
+-- filter (a PostgreSQL boolean expression over the target's columns).  The
+-- worker applies columns, masks and the operations insert / update / delete
+-- / truncate before the ring, as of its start (binlog_fdw.filter_history
+-- records each set with the position it took effect at); apply() applies
+-- the row filter and the operation ddl.  Written by set_filter().
+CREATE TABLE filters (
+    server_name text NOT NULL,
+    source text NOT NULL,
+    columns text[],
+    exclude_columns text[],
+    mask jsonb,
+    operations text[],
+    row_filter text,
+    set_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (server_name, source)
+);
+REVOKE ALL ON filters FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('filters', '');
+
+-- Each set of a source's filters the worker started with, and the position
+-- it took effect at (binlog_file NULL: the source's start option).
+CREATE TABLE filter_history (
+    server_name text NOT NULL,
+    seq bigint NOT NULL,
+    filters jsonb NOT NULL,
+    binlog_file text,
+    binlog_pos bigint,
+    skip bigint,
+    gtid_state text,
+    took_effect_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (server_name, seq)
+);
+REVOKE ALL ON filter_history FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('filter_history', '');
+
+-- set (or, with every filter argument NULL, remove) the filter of a source
+-- table ('db.table') or of every table of the source (source NULL)
+CREATE FUNCTION set_filter(
+    server text,
+    source text DEFAULT NULL,
+    columns text[] DEFAULT NULL,
+    exclude_columns text[] DEFAULT NULL,
+    mask jsonb DEFAULT NULL,
+    operations text[] DEFAULT NULL,
+    row_filter text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    src text := coalesce(source, '*');
+    e record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_foreign_server s
+                     JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+                    WHERE w.fdwname = 'binlog_fdw' AND s.srvname = server) THEN
+        RAISE EXCEPTION 'binlog_fdw server "%" does not exist', server
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF src <> '*' AND src !~ '^[^.]+\..+$' THEN
+        RAISE EXCEPTION 'source table "%" is not of the form db.table (the database ends at the first dot)', src
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the MySQL table as database.table, or pass NULL for every table of the source.';
+    END IF;
+    IF columns IS NOT NULL AND exclude_columns IS NOT NULL THEN
+        RAISE EXCEPTION 'filter of %: columns and exclude_columns cannot both be given', src
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cardinality(columns) = 0 OR cardinality(exclude_columns) = 0 OR cardinality(operations) = 0
+       OR array_position(columns, NULL) IS NOT NULL
+       OR array_position(exclude_columns, NULL) IS NOT NULL
+       OR array_position(operations, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'filter of %: columns, exclude_columns and operations must be NULL or arrays of names', src
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'An empty array or a NULL element is not a list of names.';
+    END IF;
+    IF EXISTS (SELECT FROM unnest(operations) o
+                WHERE o NOT IN ('insert', 'update', 'delete', 'truncate', 'ddl')) THEN
+        RAISE EXCEPTION 'filter of %: unknown operation in %', src, operations
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The operations are insert, update, delete, truncate and ddl.';
+    END IF;
+    IF mask IS NOT NULL THEN
+        IF jsonb_typeof(mask) <> 'object' OR mask = '{}' THEN
+            RAISE EXCEPTION 'filter of %: mask must be a JSON object of columns', src
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'For example {"email": {"hash": "sha256"}, "phone": {"value": "***"}, "note": {"value": null}}.';
+        END IF;
+        FOR e IN SELECT * FROM jsonb_each(mask) LOOP
+            IF NOT (jsonb_typeof(e.value) = 'object' AND
+                    ((e.value ?& ARRAY['value'] AND NOT e.value ? 'hash'
+                      AND jsonb_typeof(e.value->'value') IN ('string', 'null')
+                      AND (SELECT count(*) FROM jsonb_object_keys(e.value)) = 1) OR
+                     (e.value = '{"hash": "sha256"}'))) THEN
+                RAISE EXCEPTION 'filter of %: the mask of column "%" is not {"value": text or null} or {"hash": "sha256"}', src, e.key
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        END LOOP;
+    END IF;
+    IF row_filter IS NOT NULL AND src = '*' THEN
+        RAISE EXCEPTION 'a row filter is per table, not for every table of source "%"', server
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the table as database.table.';
+    END IF;
+    IF columns IS NULL AND exclude_columns IS NULL AND mask IS NULL AND operations IS NULL
+       AND row_filter IS NULL THEN
+        DELETE FROM binlog_fdw.filters f WHERE f.server_name = server AND f.source = src;
+        RETURN;
+    END IF;
+    INSERT INTO binlog_fdw.filters AS f
+           (server_name, source, columns, exclude_columns, mask, operations, row_filter)
+    VALUES (server, src, columns, exclude_columns, mask, operations, row_filter)
+    ON CONFLICT ON CONSTRAINT filters_pkey DO UPDATE
+       SET columns = EXCLUDED.columns, exclude_columns = EXCLUDED.exclude_columns,
+           mask = EXCLUDED.mask, operations = EXCLUDED.operations,
+           row_filter = EXCLUDED.row_filter, set_at = now();
+END
+$$;
+COMMENT ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) IS
+  'set the column, mask, operation and row filter of a source table (or of every table of the source)';
+REVOKE ALL ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) FROM PUBLIC;

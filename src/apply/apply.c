@@ -109,7 +109,9 @@ apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 					*stop_before = e->seq_first;
 					return;
 				}
-				blpg_apply_ddl(ts, &v, server_name);
+				/* the filter's operations may leave DDL out (not the schema history) */
+				if (blpg_targets_keep_ddl(ts, &v))
+					blpg_apply_ddl(ts, &v, server_name);
 				res->transactions++;
 				res->ddl++;
 				if (e->commit_ts_us)

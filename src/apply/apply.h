@@ -33,6 +33,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
 #include "nodes/pg_list.h"
 #include "utils/guc.h"
 #include "utils/relcache.h"
@@ -90,6 +91,29 @@ extern void blpg_targets_invalidate(blpg_targets *ts);
 extern void blpg_target_apply_row(blpg_targets *ts, blpg_target *target,
 								  bl_op op, const bl_row *before,
 								  const bl_row *after, const blpg_entry_view *v);
+
+/* Does apply() apply DDL entry v (the filter's operations keep ddl)? */
+extern bool blpg_targets_keep_ddl(blpg_targets *ts, const blpg_entry_view *v);
+
+/* ---- row filters (rowfilter.c) ---- */
+
+/* The source's binlog_fdw.filters, read as the extension's owner. */
+extern blpg_filter *blpg_apply_filters(const char *server_name);
+
+/*
+ * A row filter over rel's columns, prepared in estate's query context
+ * (errors name source, the MySQL table, and the missing column); *attrs
+ * gets the columns it reads (offset by FirstLowInvalidHeapAttributeNumber).
+ */
+extern ExprState *blpg_rowfilter_prepare(Relation rel, const char *source, const char *text,
+										 EState *estate, Bitmapset **attrs);
+extern bool blpg_rowfilter_eval(ExprState *state, TupleTableSlot *slot,
+								ExprContext *econtext);
+
+/* A copy of rows rows of db.table (cols): refused if its filter would change them. */
+struct bl_snapshot_column;
+extern void blpg_filter_refuse_copy(const char *server_name, const char *db, const char *table,
+									const struct bl_snapshot_column *cols, int ncols, int64 rows);
 
 /* Should changes of this table at this position be skipped (snapshot)? */
 extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);

@@ -926,6 +926,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 									  chunk ? chunk->rows_at_start : 0);
 	res.rows = run_copy(rel, attnames, &cs);
 	table_close(rel, NoLock);
+	if (res.rows > 0)
+		blpg_filter_refuse_copy(server_name, db, table, cols, ncols, res.rows);
 	res.attnames = attnames;
 	if (OidIsValid(copy_into))
 		return res;

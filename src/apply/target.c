@@ -167,6 +167,12 @@ struct blpg_target
 	char	   *bufgtid;		/* MULTI_INSERT_ROWS * BLPG_GTID_LEN */
 	char		buffile[BLPG_FILE_LEN]; /* binlog file of all buffered rows */
 	BulkInsertState bistate;
+
+	/* binlog_fdw.filters (rowfilter.c) */
+	const blpg_filter_rule *rule;	/* NULL: none */
+	ExprState  *rowfilter;		/* NULL: every row */
+	Bitmapset  *rowfilter_attrs;	/* the target columns it reads */
+	TupleTableSlot *filterslot;
 };
 
 #define MULTI_INSERT_ROWS	1000
@@ -185,6 +191,7 @@ struct blpg_targets
 	List	   *targets;
 	blpg_target *pending;		/* the target with buffered inserts */
 	List	   *touched;		/* OIDs of the tables that got rows */
+	blpg_filter *filters;		/* binlog_fdw.filters of the source */
 };
 
 typedef struct target_entry
@@ -474,6 +481,7 @@ blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 	ts->by_version = hash_create("binlog_fdw targets", 64, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	load_mappings(ts);
+	ts->filters = blpg_apply_filters(server_name);
 	ts->trig_estate = CreateExecutorState();
 	AfterTriggerBeginQuery();
 	ts->trig_started = true;
@@ -955,6 +963,50 @@ target_error_context(void *arg)
 			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
 }
 
+/* The target's rule of binlog_fdw.filters and its row filter, prepared. */
+static void
+prepare_row_filter(blpg_targets *ts, blpg_target *tg)
+{
+	const bl_table *t = tg->table;
+	int			a = -1;
+
+	tg->rule = blpg_filter_rule_of(ts->filters, t->schema.ptr, t->schema.len,
+								   t->name.ptr, t->name.len);
+	if (tg->rule == NULL || tg->rule->row_filter == NULL)
+		return;
+	tg->rowfilter = blpg_rowfilter_prepare(tg->rel, tg->src_name, tg->rule->row_filter,
+										   tg->estate, &tg->rowfilter_attrs);
+	/* every column it reads must come from the source */
+	while ((a = bms_next_member(tg->rowfilter_attrs, a)) >= 0)
+	{
+		AttrNumber	attnum = a + FirstLowInvalidHeapAttributeNumber;
+		bool		mapped = false;
+
+		for (int c = 0; c < tg->nconv; c++)
+			if (tg->conv[c].attnum == attnum)
+				mapped = true;
+		if (!mapped)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("the row filter of %s reads column \"%s\" of %s, which no column of the MySQL table fills",
+							tg->src_name,
+							attnum > 0 ? NameStr(TupleDescAttr(RelationGetDescr(tg->rel), attnum - 1)->attname) :
+							"(a system column)", tg->rel_name),
+					 errdetail("The row filter is \"%s\".", tg->rule->row_filter),
+					 errhint("Correct it with binlog_fdw.set_filter(), then apply again.")));
+	}
+	tg->filterslot = ExecInitExtraTupleSlot(tg->estate, RelationGetDescr(tg->rel),
+											&TTSOpsVirtual);
+}
+
+bool
+blpg_targets_keep_ddl(blpg_targets *ts, const blpg_entry_view *v)
+{
+	return blpg_filter_keeps_op(blpg_filter_rule_of(ts->filters, v->schema, v->e->schema_len,
+													v->table, v->e->table_len),
+								BLPG_FILTER_OP_DDL);
+}
+
 blpg_target *
 blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 {
@@ -980,6 +1032,8 @@ blpg_target_get(blpg_targets *ts, const bl_table *t, const blpg_entry_view *v)
 		PG_TRY();
 		{
 			build_target(ts, e->target, t);
+			if (!e->target->skip)
+				prepare_row_filter(ts, e->target);
 		}
 		PG_CATCH();
 		{
@@ -1708,6 +1762,107 @@ root_row(blpg_target *tg, ResultRelInfo *part, TupleTableSlot *slot)
 	return execute_attr_map_slot(map->attrMap, slot, tg->histslot);
 }
 
+/*
+ * Does the row (an image, with the columns it lacks from other, the image
+ * before an update's) pass the target's row filter?  A column the filter
+ * reads that neither image has is an error, never a guess.
+ */
+static bool
+row_passes(blpg_targets *ts, blpg_target *tg, const bl_row *row, const bl_row *other)
+{
+	TupleTableSlot *slot = tg->filterslot;
+
+	fill_slot(ts, tg, slot, row, other, false);
+	for (int c = 0; c < tg->nconv; c++)
+	{
+		blpg_col_conv *cc = &tg->conv[c];
+
+		if (row->values[cc->src].kind != BL_VAL_ABSENT)
+			continue;
+		if (other && other->ncols && other->values[cc->src].kind != BL_VAL_ABSENT)
+			slot->tts_values[cc->attnum - 1] =
+				blpg_convert(cc, &tg->table->cols[cc->src], &other->values[cc->src], NULL,
+							 ts->opts, &slot->tts_isnull[cc->attnum - 1]);
+		else if (bms_is_member(cc->attnum - FirstLowInvalidHeapAttributeNumber,
+							   tg->rowfilter_attrs))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the row filter of %s reads column \"%s\", which the row image lacks",
+							tg->src_name, tg->table->cols[cc->src].name.ptr ?
+							tg->table->cols[cc->src].name.ptr : "(unnamed)"),
+					 errdetail("With binlog_row_image MINIMAL or NOBLOB, or a column filter leaving the column out, the change does not carry its value."),
+					 errhint("Set binlog_row_image=FULL on the source, or remove the column from the row filter (binlog_fdw.set_filter()).")));
+	}
+	return blpg_rowfilter_eval(tg->rowfilter, slot, GetPerTupleExprContext(tg->estate));
+}
+
+/*
+ * An update whose new row enters the row filter becomes the insert of it:
+ * the whole row, the columns the after image lacks from the before image.
+ * A mapped column neither has (but one the column filter leaves out, which
+ * takes the target's default like in any insert) is an error.
+ */
+static const bl_row *
+whole_after(blpg_target *tg, const bl_row *before, const bl_row *after)
+{
+	bl_row	   *row = palloc(sizeof(bl_row));
+	bl_value   *vals = palloc(sizeof(bl_value) * after->ncols);
+
+	*row = *after;
+	memcpy(vals, after->values, sizeof(bl_value) * after->ncols);
+	row->values = vals;
+	for (int c = 0; c < tg->nconv; c++)
+	{
+		int			src = tg->conv[c].src;
+		const char *name = tg->table->cols[src].name.ptr;
+
+		if (vals[src].kind != BL_VAL_ABSENT)
+			continue;
+		if (before->ncols && before->values[src].kind != BL_VAL_ABSENT)
+			vals[src] = before->values[src];
+		else if (name == NULL || !blpg_filter_drops_column(tg->rule, name))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("an update moves a row of %s into its row filter, but the row images lack column \"%s\" to insert it whole",
+							tg->src_name, name ? name : "(unnamed)"),
+					 errdetail("With binlog_row_image MINIMAL or NOBLOB an update carries only the changed columns."),
+					 errhint("Set binlog_row_image=FULL on the source.")));
+	}
+	return row;
+}
+
+/*
+ * The row filter's verdict on a change, as PostgreSQL 15's publications
+ * give it: an insert or delete passes if its row does; an update whose old
+ * and new rows both pass stays an update, old only: the delete of the old
+ * row, new only: the insert of the new one, neither: nothing (-1).
+ */
+static int
+filter_op(blpg_targets *ts, blpg_target *tg, bl_op op, const bl_row *before,
+		  const bl_row *after)
+{
+	bool		old_in,
+				new_in;
+
+	switch (op)
+	{
+		case BL_OP_INSERT:
+			return row_passes(ts, tg, after, NULL) ? op : -1;
+		case BL_OP_DELETE:
+			return row_passes(ts, tg, before, NULL) ? op : -1;
+		default:
+			old_in = row_passes(ts, tg, before, NULL);
+			new_in = row_passes(ts, tg, after, before);
+			if (old_in && new_in)
+				return BL_OP_UPDATE;
+			if (old_in)
+				return BL_OP_DELETE;
+			if (new_in)
+				return BL_OP_INSERT;
+			return -1;
+	}
+}
+
 void
 blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 					  const bl_row *before, const bl_row *after,
@@ -1717,6 +1872,37 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	row_context rc;
 	ResultRelInfo *part;
 	MemoryContext oldcxt;
+
+	if (tg->rowfilter)
+	{
+		bl_op		orig = op;
+		int			fop;
+
+		rc.target = tg;
+		rc.v = v;
+		rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
+		rc.key_row = op == BL_OP_INSERT ? after : before;
+		rc.before = before;
+		rc.after = after;
+		rc.seq = blpg_apply_current_seq;
+		cb.callback = row_error_context;
+		cb.arg = &rc;
+		cb.previous = error_context_stack;
+		error_context_stack = &cb;
+		/* lives until the row is written (the per-tuple context) */
+		oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));
+		fop = filter_op(ts, tg, op, before, after);
+		if (fop == BL_OP_INSERT && orig == BL_OP_UPDATE)
+			after = whole_after(tg, before, after);
+		MemoryContextSwitchTo(oldcxt);
+		error_context_stack = cb.previous;
+		if (fop < 0)
+		{
+			ResetPerTupleExprContext(tg->estate);
+			return;
+		}
+		op = (bl_op) fop;
+	}
 
 	/* buffered inserts go first, in order */
 	if (ts->pending != NULL && (ts->pending != tg || op != BL_OP_INSERT || !tg->can_buffer))

@@ -10,7 +10,8 @@
  * position), binlog_fdw.started_sources (what starts with the server),
  * binlog_fdw.table_mapping (mappings and snapshot positions),
  * binlog_fdw.schema_history (table definitions by binlog position), and its
- * statistics (stats_source, stats_table) and conflicts (conflict_log).
+ * statistics (stats_source, stats_table), conflicts (conflict_log) and
+ * filters (filters, filter_history).
  */
 #include "base/base.h"
 
@@ -53,6 +54,8 @@ rename_fn(void *arg)
 		"UPDATE binlog_fdw.stats_table SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.stats_source SET server_name = $2 WHERE server_name = $1",
 		"UPDATE binlog_fdw.conflict_log SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.filters SET server_name = $2 WHERE server_name = $1",
+		"UPDATE binlog_fdw.filter_history SET server_name = $2 WHERE server_name = $1",
 	};
 
 	args[0] = CStringGetTextDatum(c->oldname);

@@ -485,3 +485,48 @@ bl_image_decode(const bl_table *t, const uint8_t *present, uint32_t npresent,
 	}
 	return 0;
 }
+
+int
+bl_image_spans(const bl_table *t, const uint8_t *present, uint32_t npresent,
+			   bl_cur *c, const uint8_t *partial_bits, bl_span *spans, uint32_t *bad)
+{
+	const uint8_t *nulls = bl_cur_take(c, (npresent + 7) / 8);
+	uint32_t	ncols = t->ncols;
+	uint32_t	k = 0;
+	bool		all = npresent == ncols;
+	bl_value	v;
+
+	if (nulls == NULL)
+	{
+		*bad = UINT32_MAX;
+		return -1;
+	}
+	for (uint32_t i = 0; i < ncols; i++)
+	{
+		const bl_column *col = &t->cols[i];
+
+		spans[i].ptr = NULL;
+		spans[i].len = 0;
+		if (!all && !bit_set(present, i))
+		{
+			spans[i].kind = BL_VAL_ABSENT;
+			continue;
+		}
+		if (bit_set(nulls, k++))
+		{
+			spans[i].kind = BL_VAL_NULL;
+			continue;
+		}
+		spans[i].ptr = c->pos;
+		if (column_decode(col, c, &v,
+						  partial_bits && col->json_ordinal >= 0 &&
+						  bit_set(partial_bits, (uint32_t) col->json_ordinal)) != 0)
+		{
+			*bad = i;
+			return -1;
+		}
+		spans[i].kind = v.kind;
+		spans[i].len = (size_t) (c->pos - spans[i].ptr);
+	}
+	return 0;
+}

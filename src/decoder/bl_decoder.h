@@ -479,6 +479,32 @@ extern const bl_table *bl_decoder_table(const bl_decoder *dec, uint64_t table_id
  */
 extern int	bl_table_serialize(const bl_table *t, uint64_t table_id, bl_buf *out);
 extern int	bl_rows_serialize(const bl_event *ev, uint64_t table_id, bl_buf *out);
+
+/*
+ * Column filters and masks (bl_rows_edit.c): the rows event ev, its images
+ * rewritten with edits[i] for column i of its table: KEEP as it is, DROP
+ * out of the images (absent, as in a partial row image), NULL, or VALUE:
+ * a non-NULL value of a string column (CHAR, VARCHAR, TEXT, BLOB, BINARY;
+ * not COMPRESSED) replaced by the bytes value_fn appends to out (its
+ * arguments: the value's bytes).  The new event data lives in out; ev's
+ * rows fields point into it, ready for bl_rows_serialize().  Returns 0 or
+ * -1 with err set.
+ */
+typedef enum bl_col_edit
+{
+	BL_EDIT_KEEP = 0,
+	BL_EDIT_DROP,
+	BL_EDIT_NULL,
+	BL_EDIT_VALUE
+} bl_col_edit;
+
+typedef void (*bl_edit_value_fn) (void *arg, uint32_t col, const uint8_t *value,
+								  size_t len, bl_buf *out);
+
+extern bool bl_column_editable(const bl_column *col);
+extern int	bl_rows_edit(bl_decoder *dec, bl_event *ev, const uint8_t *edits,
+						 bl_edit_value_fn value_fn, void *arg, bl_buf *out,
+						 bl_error *err);
 /* Set up a decoder to read canonical events (no FORMAT_DESCRIPTION). */
 extern void bl_decoder_set_canonical_format(bl_decoder *dec);
 

@@ -81,6 +81,22 @@ extern int	bl_image_decode(const bl_table *t, const uint8_t *present,
 							uint32_t npresent, bl_cur *c, bl_value *values,
 							const uint8_t *partial_bits, uint32_t *bad);
 
+/*
+ * The same walk without decoding into values: each column's bytes in the
+ * image (ptr NULL for NULL and absent columns, kind BL_VAL_NULL /
+ * BL_VAL_ABSENT for those).  For bl_rows_edit().
+ */
+typedef struct bl_span
+{
+	const uint8_t *ptr;
+	size_t		len;
+	uint8_t		kind;
+} bl_span;
+
+extern int	bl_image_spans(const bl_table *t, const uint8_t *present,
+						   uint32_t npresent, bl_cur *c, const uint8_t *partial_bits,
+						   bl_span *spans, uint32_t *bad);
+
 /* bl_compress.c */
 
 /* Upper bound for one decompressed event or payload, and for the inflated

@@ -41,9 +41,12 @@
 
 #include "bl_charset.h"
 #include "bl_gtid_state.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 typedef struct canon_table
@@ -51,6 +54,10 @@ typedef struct canon_table
 	uint32		version;		/* key: bl_table.version */
 	char	   *bytes;			/* canonical TABLE_MAP event */
 	uint32		len;
+	/* the table's column filter and masks (binlog_fdw.filters) */
+	bool		edits_known;
+	uint8	   *edits;			/* bl_col_edit per column, NULL: none */
+	const blpg_filter_mask **masks; /* per column, for BL_EDIT_VALUE */
 } canon_table;
 
 struct blpg_sink
@@ -106,6 +113,8 @@ struct blpg_sink
 	blpg_history *history;		/* advanced with the DDL put, or NULL */
 	HTAB	   *tables;			/* version -> canonical table map */
 	bl_buf		scratch;
+	bl_buf		edited;			/* a rows event after its column filter */
+	ResourceOwner hash_owner;	/* for the SHA-256 of masks, if needed */
 	StringInfoData entry;
 };
 
@@ -184,6 +193,7 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 	s->tables = hash_create("binlog_fdw canonical tables", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	bl_buf_init(&s->scratch);
+	bl_buf_init(&s->edited);
 	initStringInfo(&s->entry);
 	strlcpy(s->done_file, file, sizeof(s->done_file));
 	s->done_pos = pos;
@@ -422,6 +432,9 @@ canonical_table(blpg_sink *s, const bl_table *t)
 		c->bytes = MemoryContextAlloc(s->cxt, s->scratch.len);
 		memcpy(c->bytes, s->scratch.data, s->scratch.len);
 		c->len = (uint32) s->scratch.len;
+		c->edits_known = false;
+		c->edits = NULL;
+		c->masks = NULL;
 		if (hash_get_num_entries(s->tables) > 10000)
 		{
 			/* bounded: forget everything but this one next time */
@@ -447,6 +460,150 @@ canonical_table(blpg_sink *s, const bl_table *t)
 	return c;
 }
 
+/* A filter's column by name (MySQL's are case-insensitive), or -1. */
+static int
+column_index(const bl_table *t, const char *name)
+{
+	for (uint32 i = 0; i < t->ncols; i++)
+		if (t->cols[i].name.ptr && pg_strcasecmp(t->cols[i].name.ptr, name) == 0)
+			return (int) i;
+	return -1;
+}
+
+static void
+missing_column(blpg_sink *s, const bl_table *t, const blpg_filter_rule *rule,
+			   const char *what, const char *column, const char *file, uint64 pos)
+{
+	StringInfoData cols;
+
+	initStringInfo(&cols);
+	for (uint32 i = 0; i < t->ncols; i++)
+		appendStringInfo(&cols, "%s%s", i ? ", " : "",
+						 t->cols[i].name.ptr ? t->cols[i].name.ptr : "(unnamed)");
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("source \"%s\": the filter of %s.%s names column \"%s\" in %s, which the table does not have at binlog %s:%llu",
+					s->slot->server_name, t->schema.ptr, t->name.ptr, column, what,
+					file, (unsigned long long) pos),
+			 errdetail("The table has the columns %s; nothing of this change was put into the ring.",
+					   cols.data),
+			 errhint("Correct the filter with binlog_fdw.set_filter('%s', '%s', ...) and restart the source (binlog_fdw.stop() and binlog_fdw.start()).",
+					 s->slot->server_name, rule->source)));
+}
+
+/*
+ * The edits of a table's row images its rule asks for (ct->edits NULL: the
+ * images stay as they are).  A column the table's own rule names that the
+ * table does not have is an error; one a rule of every table ("*") names
+ * is for the tables that have it.
+ */
+static void
+table_edits(blpg_sink *s, canon_table *ct, const bl_table *t,
+			const blpg_filter_rule *rule, const char *file, uint64 pos)
+{
+	uint8	   *edits = MemoryContextAllocZero(s->cxt, Max(t->ncols, 1));
+	const blpg_filter_mask **masks = MemoryContextAllocZero(s->cxt,
+															sizeof(blpg_filter_mask *) * Max(t->ncols, 1));
+	bool		any = false;
+	ListCell   *lc;
+
+	if (rule->columns != NIL || rule->exclude != NIL || rule->masks != NIL)
+		for (uint32 i = 0; i < t->ncols; i++)
+			if (t->cols[i].name.ptr == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("source \"%s\": the filter of %s.%s names columns, but the names of its columns are not known at binlog %s:%llu",
+								s->slot->server_name, t->schema.ptr, t->name.ptr,
+								file, (unsigned long long) pos),
+						 errhint("Set binlog_row_metadata=FULL on the source, or take the table's definition into the schema history with a snapshot.")));
+	foreach(lc, rule->own_columns ? rule->columns : NIL)
+		if (column_index(t, lfirst(lc)) < 0)
+			missing_column(s, t, rule, "columns", lfirst(lc), file, pos);
+	foreach(lc, rule->own_columns ? rule->exclude : NIL)
+		if (column_index(t, lfirst(lc)) < 0)
+			missing_column(s, t, rule, "exclude_columns", lfirst(lc), file, pos);
+	foreach(lc, rule->masks)
+	{
+		const blpg_filter_mask *m = lfirst(lc);
+		int			i = column_index(t, m->column);
+
+		if (i < 0)
+		{
+			if (rule->own_masks)
+				missing_column(s, t, rule, "mask", m->column, file, pos);
+			continue;
+		}
+		if (m->kind != BLPG_MASK_NULL && !bl_column_editable(&t->cols[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("source \"%s\": column \"%s\" of %s.%s (%s%s) cannot be masked with a value or a hash (binlog %s:%llu)",
+							s->slot->server_name, m->column, t->schema.ptr, t->name.ptr,
+							bl_mysql_type_name(t->cols[i].type),
+							t->cols[i].compressed ? ", COMPRESSED" : "",
+							file, (unsigned long long) pos),
+					 errdetail("Values and hashes replace the bytes of CHAR, VARCHAR, TEXT, BINARY, VARBINARY and BLOB columns only."),
+					 errhint("Mask it with {\"value\": null} or leave it out with exclude_columns (binlog_fdw.set_filter()), then restart the source.")));
+		edits[i] = m->kind == BLPG_MASK_NULL ? BL_EDIT_NULL : BL_EDIT_VALUE;
+		masks[i] = m;
+		any = true;
+	}
+	for (uint32 i = 0; i < t->ncols; i++)
+		if (blpg_filter_drops_column(rule, t->cols[i].name.ptr))
+		{
+			edits[i] = BL_EDIT_DROP;
+			any = true;
+		}
+	ct->edits = any ? edits : NULL;
+	ct->masks = masks;
+	ct->edits_known = true;
+}
+
+typedef struct edit_arg
+{
+	blpg_sink  *s;
+	const canon_table *ct;
+} edit_arg;
+
+/* The bytes of a masked value: the fixed text or the hex SHA-256. */
+static void
+mask_value(void *arg, uint32_t col, const uint8_t *value, size_t len, bl_buf *out)
+{
+	edit_arg   *ea = arg;
+	const blpg_filter_mask *m = ea->ct->masks[col];
+
+	if (m->kind == BLPG_MASK_VALUE)
+		bl_buf_append(out, m->value, strlen(m->value));
+	else
+	{
+		uint8		digest[PG_SHA256_DIGEST_LENGTH];
+		char		hex[PG_SHA256_DIGEST_LENGTH * 2 + 1];
+		ResourceOwner save = CurrentResourceOwner;
+		pg_cryptohash_ctx *ctx;
+		bool		ok;
+
+		/* the worker streams outside transactions: the hash needs an owner */
+		if (save == NULL)
+		{
+			if (ea->s->hash_owner == NULL)
+				ea->s->hash_owner = ResourceOwnerCreate(NULL, "binlog_fdw masks");
+			CurrentResourceOwner = ea->s->hash_owner;
+		}
+		ctx = pg_cryptohash_create(PG_SHA256);
+		ok = ctx != NULL && pg_cryptohash_init(ctx) == 0 &&
+			pg_cryptohash_update(ctx, value, len) == 0 &&
+			pg_cryptohash_final(ctx, digest, sizeof(digest)) == 0;
+		pg_cryptohash_free(ctx);
+		CurrentResourceOwner = save;
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not compute the SHA-256 of a masked value")));
+		for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+		bl_buf_append(out, hex, PG_SHA256_DIGEST_LENGTH * 2);
+	}
+}
+
 static bool
 put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 {
@@ -460,11 +617,19 @@ put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 	bl_error	err;
 	int			rc;
 	size_t		tm_off;
+	const blpg_filter_rule *rule;
+	bl_event	edited;
 
 	if (t == NULL)
 		return true;			/* a rows event without rows */
 	if (!blpg_filter_match(s->filter, t->schema.ptr, t->schema.len,
 						   t->name.ptr, t->name.len))
+		return true;
+	rule = blpg_filter_rule_of(s->filter, t->schema.ptr, t->schema.len,
+							   t->name.ptr, t->name.len);
+	if (!blpg_filter_keeps_op(rule, r->op == BL_OP_INSERT ? BLPG_FILTER_OP_INSERT :
+							  r->op == BL_OP_UPDATE ? BLPG_FILTER_OP_UPDATE :
+							  BLPG_FILTER_OP_DELETE))
 		return true;
 	if (!s->in_txn)
 		start_txn(s, file, ev->pos);
@@ -491,6 +656,19 @@ put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 	entry_begin(s, BLPG_ENTRY_ROWS, ev, &str);
 	tm_off = s->entry.len;
 	appendBinaryStringInfo(&s->entry, ct->bytes, ct->len);
+	if (rule && !ct->edits_known)
+		table_edits(s, (canon_table *) ct, t, rule, file, ev->pos);
+	if (ct->edits)
+	{
+		edit_arg	ea = {s, ct};
+
+		/* excluded and masked values never reach the ring */
+		edited = *ev;
+		memset(&err, 0, sizeof(err));
+		if (bl_rows_edit(dec, &edited, ct->edits, mask_value, &ea, &s->edited, &err) != 0)
+			blpg_report_decoder_error(ERROR, &err, s->slot->server_name);
+		ev = &edited;
+	}
 	bl_buf_reset(&s->scratch);
 	if (bl_rows_serialize(ev, t->version, &s->scratch) != 0)
 		ereport(ERROR,
@@ -687,6 +865,12 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 	s->ddl_seen = true;
 	ddl_target(sql, &ev->u.query.db, schema, sizeof(schema), table, sizeof(table));
 	if (!blpg_filter_match(s->filter, schema, strlen(schema), table, strlen(table)))
+		return true;
+	/* TRUNCATE changes no definition: the schema history needs no entry */
+	if (sql_is(sql, "TRUNCATE") &&
+		!blpg_filter_keeps_op(blpg_filter_rule_of(s->filter, schema, strlen(schema),
+												  table, strlen(table)),
+							  BLPG_FILTER_OP_TRUNCATE))
 		return true;
 	if (skipping(s))
 		return true;

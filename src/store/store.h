@@ -456,6 +456,64 @@ extern blpg_filter *blpg_filter_create(const char *include, const char *exclude)
 extern bool blpg_filter_match(blpg_filter *f, const char *schema, size_t schema_len,
 							  const char *table, size_t table_len);
 
+/*
+ * Per source and per table filters (binlog_fdw.filters, filter.c): the
+ * rule of a table is that of "db.table" with the fields it leaves NULL
+ * taken from that of "*" (every table of the source).
+ */
+#define BLPG_FILTER_OP_INSERT	0x01
+#define BLPG_FILTER_OP_UPDATE	0x02
+#define BLPG_FILTER_OP_DELETE	0x04
+#define BLPG_FILTER_OP_TRUNCATE	0x08
+#define BLPG_FILTER_OP_DDL		0x10
+#define BLPG_FILTER_OP_ALL		0x1f
+
+typedef enum blpg_mask_kind
+{
+	BLPG_MASK_NULL,				/* the value becomes NULL */
+	BLPG_MASK_VALUE,			/* a fixed text */
+	BLPG_MASK_SHA256			/* the hex SHA-256 of the value's bytes */
+} blpg_mask_kind;
+
+typedef struct blpg_filter_mask
+{
+	char	   *column;
+	blpg_mask_kind kind;
+	char	   *value;			/* BLPG_MASK_VALUE */
+} blpg_filter_mask;
+
+typedef struct blpg_filter_rule
+{
+	int			ops;			/* BLPG_FILTER_OP_* kept; -1: not given */
+	List	   *columns;		/* names kept (char *), NIL: not given */
+	List	   *exclude;		/* names left out, NIL: not given */
+	List	   *masks;			/* blpg_filter_mask, NIL: not given */
+	char	   *row_filter;		/* NULL: none */
+	const char *source;			/* "db.table" or "*" */
+	bool		own_columns;	/* columns / exclude are the table's own */
+	bool		own_masks;		/* masks are the table's own */
+} blpg_filter_rule;
+
+/*
+ * Read the source's rules into f (in the current transaction).  With start
+ * (the worker): a set that differs from the last one recorded goes into
+ * binlog_fdw.filter_history with that position (NULL file: the source's
+ * start option).
+ */
+extern void blpg_filter_load_rules(blpg_filter *f, const char *server_name,
+								   bool record, const blpg_position *start);
+
+/* The merged rule of a table, or NULL if it has none. */
+extern const blpg_filter_rule *blpg_filter_rule_of(blpg_filter *f, const char *schema,
+												   size_t schema_len, const char *table,
+												   size_t table_len);
+
+/* Does the rule keep the operation (BLPG_FILTER_OP_*)?  NULL rule: yes. */
+extern bool blpg_filter_keeps_op(const blpg_filter_rule *rule, int op);
+
+/* Is column name left out by the rule's columns / exclude_columns? */
+extern bool blpg_filter_drops_column(const blpg_filter_rule *rule, const char *name);
+
 /* ---- the producer: decoded events into entries (sink.c) ---- */
 
 typedef struct blpg_sink blpg_sink;

@@ -1276,6 +1276,9 @@ blpg_worker_main(Datum main_arg)
 				w.cfg = blpg_load_config(serverid, userid);
 				w.filter = blpg_filter_create(w.cfg->include, w.cfg->exclude);
 				w.have_start = blpg_state_load(serverid, &w.start);
+				/* binlog_fdw.filters as of this start, recorded with its position */
+				blpg_filter_load_rules(w.filter, w.cfg->server_name, true,
+									   w.have_start ? &w.start : NULL);
 				if (!blpg_tables_legacy())
 				{
 					w.history = blpg_history_create(w.cfg->server_name, w.filter, worker_cxt);

@@ -82,6 +82,13 @@ Cases:
   load-parallel    CALL load(parallel => 3) of four tables under a writer:
                    loaders overlap, the tables equal MariaDB's; a background
                    loader's error is the caller's (cases_parallel.py)
+  filters          binlog_fdw.set_filter(): column lists, masks (value, NULL,
+                   SHA-256), operation filters, per source and per table, a
+                   row filter with updates moving rows into and out of it;
+                   get()'s images; a missing column named (apply() and the
+                   worker); filter_history's positions; a changed set
+                   refused mid-transaction; a filtered copy refused
+                   (cases_filters.py)
   retention        the source's binlog retention in status against the acked
                    position: oldest file, files kept before it, expiry; the
                    WARNINGs when it is next to go and when it is gone
@@ -114,6 +121,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg2                                     # noqa: E402
 
 import cases_conflicts                              # noqa: E402
+import cases_filters                                # noqa: E402
 import cases_ddl                                    # noqa: E402
 import cases_finish                                 # noqa: E402
 import cases_geometry                               # noqa: E402
@@ -200,6 +208,7 @@ def main():
         ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
         ('history-tables', lambda: cases_history_tables.case_history_tables(conn_box[0], m)),
         ('history-kill', lambda: cases_history_tables.case_history_kill(conn_box[0], m)),
+        ('filters', lambda: cases_filters.case_filters(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -110,10 +110,12 @@ extern ExprState *blpg_rowfilter_prepare(Relation rel, const char *source, const
 extern bool blpg_rowfilter_eval(ExprState *state, TupleTableSlot *slot,
 								ExprContext *econtext);
 
-/* A copy of rows rows of db.table (cols): refused if its filter would change them. */
-struct bl_snapshot_column;
-extern void blpg_filter_refuse_copy(const char *server_name, const char *db, const char *table,
-									const struct bl_snapshot_column *cols, int ncols, int64 rows);
+/*
+ * The same row filter as the condition of a COPY FROM into rel (implicit
+ * AND, as BeginCopyFrom takes it); *attrs as above.
+ */
+extern List *blpg_rowfilter_copy_where(Relation rel, const char *source, const char *text,
+									   Bitmapset **attrs);
 
 /* Should changes of this table at this position be skipped (snapshot)? */
 extern bool blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v);
@@ -183,7 +185,8 @@ typedef struct blpg_load_chunk
 	/* results */
 	bool		chunked;		/* false: the table has no primary key of
 								 * integer columns and was copied whole */
-	int64		rows;
+	int64		rows;			/* rows copied (those the row filter keeps) */
+	int64		rows_read;		/* rows read from the source */
 	bool		created;
 	char	   *target;			/* quoted schema.table */
 	char	   *target_schema;

@@ -286,7 +286,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		 * load created, then ANALYZE (unique indexes only if one chunk
 		 * held the whole table: see blpg_snapshot_finish_target)
 		 */
-		if (!chunk.chunked || chunk.rows < chunk_rows || chunk.last_key == NULL)
+		if (!chunk.chunked || chunk.rows_read < chunk_rows || chunk.last_key == NULL)
 			blpg_snapshot_finish_target(server_name, snap, source, chunk.relid, chunk.target,
 										chunk.first ? chunk.created : st->created,
 										chunk.first, chunk.rows_before + chunk.rows,
@@ -302,7 +302,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	}
 	PG_END_TRY();
 
-	done = !chunk.chunked || chunk.rows < chunk_rows || chunk.last_key == NULL;
+	done = !chunk.chunked || chunk.rows_read < chunk_rows || chunk.last_key == NULL;
 	cw.server_name = server_name;
 	cw.db = db;
 	cw.table = table;

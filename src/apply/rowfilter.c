@@ -6,16 +6,16 @@
  *	  in the target's row type; and the filters of an apply() call, read as
  *	  the extension's owner.  target.c decides with it what a change does
  *	  (PostgreSQL 15's semantics for updates, see blpg_target_apply_row).
- *	  Copies (snapshot(), load()) do not filter yet: one that copied rows
- *	  the filter changes is refused.
+ *	  Copies (snapshot.c) take the same expression as their COPY's WHERE
+ *	  condition, so that they keep the rows apply would.
  */
 #include "apply/apply.h"
 
-#include "bl_mysql_snapshot.h"
-
 #include "executor/executor.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/prep.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_collate.h"
 #include "parser/parse_expr.h"
@@ -55,9 +55,9 @@ rowfilter_error_context(void *arg)
 			   rc->text, rc->source);
 }
 
-ExprState *
-blpg_rowfilter_prepare(Relation rel, const char *source, const char *text,
-					   EState *estate, Bitmapset **attrs)
+/* The row filter transformed over rel's columns and checked. */
+static Node *
+rowfilter_parse(Relation rel, const char *source, const char *text, Bitmapset **attrs)
 {
 	List	   *stmts;
 	RawStmt    *raw;
@@ -65,11 +65,8 @@ blpg_rowfilter_prepare(Relation rel, const char *source, const char *text,
 	ParseState *pstate;
 	ParseNamespaceItem *nsitem;
 	Node	   *node;
-	Expr	   *expr;
 	ErrorContextCallback cb;
 	rowfilter_context rc = {source, text};
-	ExprState  *state;
-	MemoryContext old;
 
 	cb.callback = rowfilter_error_context;
 	cb.arg = &rc;
@@ -111,12 +108,34 @@ blpg_rowfilter_prepare(Relation rel, const char *source, const char *text,
 				 errhint("Use immutable or stable functions only.")));
 	pull_varattnos(node, 1, attrs);
 	free_parsestate(pstate);
-	old = MemoryContextSwitchTo(estate->es_query_cxt);
-	expr = expression_planner((Expr *) node);
-	state = ExecInitExpr(expr, NULL);
-	MemoryContextSwitchTo(old);
 	error_context_stack = cb.previous;
+	return node;
+}
+
+ExprState *
+blpg_rowfilter_prepare(Relation rel, const char *source, const char *text,
+					   EState *estate, Bitmapset **attrs)
+{
+	Node	   *node = rowfilter_parse(rel, source, text, attrs);
+	MemoryContext old;
+	ExprState  *state;
+
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	state = ExecInitExpr(expression_planner((Expr *) node), NULL);
+	MemoryContextSwitchTo(old);
 	return state;
+}
+
+List *
+blpg_rowfilter_copy_where(Relation rel, const char *source, const char *text,
+						  Bitmapset **attrs)
+{
+	Node	   *node = rowfilter_parse(rel, source, text, attrs);
+
+	/* as COPY FROM ... WHERE prepares its condition (DoCopy) */
+	node = eval_const_expressions(NULL, node);
+	node = (Node *) canonicalize_qual((Expr *) node, false);
+	return make_ands_implicit((Expr *) node);
 }
 
 bool
@@ -128,37 +147,4 @@ blpg_rowfilter_eval(ExprState *state, TupleTableSlot *slot, ExprContext *econtex
 	econtext->ecxt_scantuple = slot;
 	d = ExecEvalExprSwitchContext(state, econtext, &isnull);
 	return !isnull && DatumGetBool(d);
-}
-
-void
-blpg_filter_refuse_copy(const char *server_name, const char *db, const char *table,
-						const bl_snapshot_column *cols, int ncols, int64 rows)
-{
-	blpg_filter *f = blpg_apply_filters(server_name);
-	const blpg_filter_rule *r = blpg_filter_rule_of(f, db, strlen(db), table, strlen(table));
-	const char *why = NULL;
-	ListCell   *lc;
-
-	if (r == NULL)
-		return;
-	if (r->row_filter)
-		why = "has a row filter";
-	for (int i = 0; why == NULL && i < ncols; i++)
-		if (blpg_filter_drops_column(r, cols[i].name))
-			why = psprintf("leaves column \"%s\" out", cols[i].name);
-	foreach(lc, r->masks)
-	{
-		const blpg_filter_mask *m = lfirst(lc);
-
-		for (int i = 0; why == NULL && i < ncols; i++)
-			if (pg_strcasecmp(cols[i].name, m->column) == 0)
-				why = psprintf("masks column \"%s\"", m->column);
-	}
-	if (why)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot copy %s.%s of source \"%s\": its filter %s, and a copy does not filter yet",
-						db, table, server_name, why),
-				 errdetail("The copy read %lld rows; none are kept.", (long long) rows),
-				 errhint("Start from an empty table and let its changes pass the filter, or copy it without the filter (binlog_fdw.set_filter()) if its rows may be seen whole.")));
 }

@@ -25,6 +25,8 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_namespace.h"
 #include "commands/copy.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
@@ -63,6 +65,11 @@ typedef struct copy_col
 	bl_snapshot_column *src;
 	col_kind	kind;
 	int			bits;
+	/* masked (binlog_fdw.filters): the value the worker would put instead */
+	const blpg_filter_mask *mask;	/* NULL: the source's value */
+	bool		mask_bytea;		/* into bytea (else text) */
+	bool		mask_strip;		/* BINARY(n): the binlog drops trailing zeros */
+	int64		mask_max;		/* the bytes its binlog length prefix holds */
 } copy_col;
 
 typedef struct copy_state
@@ -264,6 +271,69 @@ postgis_type(Oid type)
 	return name && (strcmp(name, "geometry_in") == 0 || strcmp(name, "geography_in") == 0);
 }
 
+/*
+ * A masked value, as the worker's mask (store/sink.c, mask_value) and
+ * apply's conversion (types/convert.c) make it from the binlog's bytes:
+ * the hash is of the value's bytes in its column's character set (read as
+ * CAST(... AS BINARY); BINARY(n) without the trailing zeros its binlog
+ * drops), lowercase hex; into bytea BINARY(n) gets them back.
+ */
+static void
+format_masked(copy_state *cs, copy_col *c, const char *v, unsigned long len, StringInfo b)
+{
+	const char *out;
+	size_t		outlen;
+	char		hex[PG_SHA256_DIGEST_LENGTH * 2 + 1];
+
+	if (c->mask->kind == BLPG_MASK_VALUE)
+	{
+		out = c->mask->value;
+		outlen = strlen(out);
+	}
+	else
+	{
+		uint8		digest[PG_SHA256_DIGEST_LENGTH];
+		pg_cryptohash_ctx *ctx;
+		bool		ok;
+
+		if (c->mask_strip)
+			while (len > 0 && v[len - 1] == '\0')
+				len--;
+		ctx = pg_cryptohash_create(PG_SHA256);
+		ok = ctx != NULL && pg_cryptohash_init(ctx) == 0 &&
+			pg_cryptohash_update(ctx, (const uint8 *) v, len) == 0 &&
+			pg_cryptohash_final(ctx, digest, sizeof(digest)) == 0;
+		pg_cryptohash_free(ctx);
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not compute the SHA-256 of a masked value")));
+		for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+		out = hex;
+		outlen = PG_SHA256_DIGEST_LENGTH * 2;
+	}
+	if (c->mask_max > 0 && (int64) outlen > c->mask_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the masked value of column %s of %s is %zu bytes, more than its length prefix of %s holds",
+						c->src->name, cs->source, outlen,
+						c->mask_max == 255 ? "1 byte" : c->mask_max == 65535 ? "2 bytes" : "3 bytes"),
+				 errhint("Use a shorter mask value (binlog_fdw.set_filter()).")));
+	if (c->mask_bytea)
+	{
+		int64		width = c->mask_strip ? c->src->octet_length : 0;
+
+		appendStringInfoString(b, "\\\\x");
+		for (size_t i = 0; i < outlen; i++)
+			appendStringInfo(b, "%02x", (unsigned char) out[i]);
+		for (int64 i = (int64) outlen; i < width; i++)
+			appendStringInfoString(b, "00");
+	}
+	else
+		append_copy_escaped(b, out, outlen);
+}
+
 /* Next row as a COPY text line; false at the end. */
 static bool
 next_line(copy_state *cs)
@@ -289,8 +359,11 @@ next_line(copy_state *cs)
 	{
 		if (i)
 			appendStringInfoChar(&cs->line, '\t');
-		if (values[i] == NULL)
+		if (values[i] == NULL ||
+			(cs->cols[i].mask && cs->cols[i].mask->kind == BLPG_MASK_NULL))
 			appendStringInfoString(&cs->line, "\\N");
+		else if (cs->cols[i].mask)
+			format_masked(cs, &cs->cols[i], values[i], lengths[i], &cs->line);
 		else
 			format_value(cs, &cs->cols[i], values[i], lengths[i], &cs->line);
 	}
@@ -374,9 +447,144 @@ numeric_literal(const char *s)
 	return *end == '\0';
 }
 
+/* ---- binlog_fdw.filters in a copy: what the worker and apply would do ---- */
+
+/* The mask of column name in rule, or NULL. */
+static const blpg_filter_mask *
+column_mask(const blpg_filter_rule *rule, const char *name)
+{
+	ListCell   *lc;
+
+	if (rule == NULL)
+		return NULL;
+	foreach(lc, rule->masks)
+	{
+		const blpg_filter_mask *m = lfirst(lc);
+
+		if (pg_strcasecmp(m->column, name) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static bool
+column_dropped(const blpg_filter_rule *rule, const char *name)
+{
+	return rule != NULL && blpg_filter_drops_column(rule, name);
+}
+
+/* The leading word of a column's type: "varchar" of "varchar(10)". */
+static char *
+type_word(const bl_snapshot_column *c)
+{
+	size_t		n = strspn(c->column_type, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+	char	   *w = pnstrdup(c->column_type, n);
+
+	for (char *p = w; *p; p++)
+		*p = pg_ascii_tolower((unsigned char) *p);
+	return w;
+}
+
+/*
+ * The bytes a value or hash may have in place of the column's (the bytes
+ * its binlog length prefix holds, 0: no limit we check), or -1 if its
+ * binlog form cannot take one (decoder's bl_column_editable: CHAR,
+ * VARCHAR, TEXT, BINARY, VARBINARY and BLOB, not COMPRESSED).
+ */
+static int64
+mask_room(const bl_snapshot_column *c)
+{
+	char	   *w = type_word(c);
+
+	if (strcasestr(c->column_type, "compressed"))
+		return -1;
+	if (strcmp(w, "char") == 0 || strcmp(w, "varchar") == 0 ||
+		strcmp(w, "binary") == 0 || strcmp(w, "varbinary") == 0)
+		return c->octet_length > 255 ? 65535 : 255;
+	if (strcmp(w, "tinytext") == 0 || strcmp(w, "tinyblob") == 0)
+		return 255;
+	if (strcmp(w, "text") == 0 || strcmp(w, "blob") == 0)
+		return 65535;
+	if (strcmp(w, "mediumtext") == 0 || strcmp(w, "mediumblob") == 0)
+		return 16777215;
+	if (strcmp(w, "longtext") == 0 || strcmp(w, "longblob") == 0)
+		return 0;
+	return -1;
+}
+
+/*
+ * Apply reads a masked value's bytes in the column's character set: into
+ * text, the copy gives the same text only if they read the same in UTF-8.
+ */
+static bool
+mask_reads_as_utf8(const bl_snapshot_column *c, const blpg_filter_mask *m)
+{
+	const char *cs = c->charset;
+
+	if (cs == NULL || strcmp(cs, "binary") == 0)
+		return false;
+	if (strcmp(cs, "utf8") == 0 || strcmp(cs, "utf8mb3") == 0 || strcmp(cs, "utf8mb4") == 0)
+		return true;
+	if (strcmp(cs, "ucs2") == 0 || strncmp(cs, "utf16", 5) == 0 || strcmp(cs, "utf32") == 0 ||
+		strcmp(cs, "swe7") == 0)
+		return false;
+	if (m->kind == BLPG_MASK_SHA256)
+		return true;			/* hex digits */
+	for (const char *p = m->value; *p; p++)
+		if ((unsigned char) *p >= 0x80)
+			return false;
+	return true;
+}
+
+/*
+ * A column the table's own rule names must exist, as the worker checks
+ * (store/sink.c); one of the rule of every table ("*") is for the tables
+ * that have it.
+ */
+static void
+check_rule_columns(const blpg_filter_rule *rule, bl_snapshot_column *cols, int ncols,
+				   const char *server_name, const char *source)
+{
+	List	   *names[3] = {NIL, NIL, NIL};
+	const char *what[3] = {"columns", "exclude_columns", "mask"};
+	ListCell   *lc;
+
+	if (rule->own_columns)
+	{
+		names[0] = rule->columns;
+		names[1] = rule->exclude;
+	}
+	if (rule->own_masks)
+		foreach(lc, rule->masks)
+			names[2] = lappend(names[2], ((const blpg_filter_mask *) lfirst(lc))->column);
+	for (int k = 0; k < 3; k++)
+		foreach(lc, names[k])
+		{
+			const char *name = lfirst(lc);
+			bool		found = false;
+
+			for (int i = 0; i < ncols && !found; i++)
+				found = pg_strcasecmp(cols[i].name, name) == 0;
+			if (!found)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("the filter of %s names column \"%s\" in %s, which the table does not have on source \"%s\"",
+								source, name, what[k], server_name),
+						 errdetail("Nothing of the table was copied."),
+						 errhint("Correct the filter with binlog_fdw.set_filter('%s', '%s', ...).",
+								 server_name, rule->source)));
+		}
+}
+
+/*
+ * The target a copy creates holds what the filter gives: no column for
+ * one it leaves out, text for a varchar(n) a value or hash replaces (the
+ * mask may be longer), no NOT NULL on one masked with NULL.
+ */
 static void
 create_target(const char *schema, const char *table, bl_snapshot_column *cols, int ncols,
-			  const blpg_apply_options *opts, const char *source)
+			  const blpg_apply_options *opts, const char *source,
+			  const blpg_filter_rule *rule)
 {
 	StringInfoData sql;
 	bool		first = true;
@@ -400,8 +608,23 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", quote_identifier(schema), quote_identifier(table));
 	for (int i = 0; i < ncols; i++)
 	{
-		const char *pgtype = blpg_map_type(cols[i].column_type, opts);
+		const char *pgtype;
+		const blpg_filter_mask *mask = column_mask(rule, cols[i].name);
 
+		if (column_dropped(rule, cols[i].name))
+		{
+			if (cols[i].pk_position > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot create the target of %s: its filter leaves out column \"%s\" of its primary key",
+								source, cols[i].name),
+						 errdetail("Apply finds the rows of updates and deletes by their key."),
+						 errhint("Keep the key's columns (binlog_fdw.set_filter()), or create the target with a key of its own first.")));
+			continue;
+		}
+		pgtype = blpg_map_type(cols[i].column_type, opts);
+		if (pgtype && mask && mask->kind != BLPG_MASK_NULL && strncmp(pgtype, "varchar(", 8) == 0)
+			pgtype = "text";
 		if (pgtype == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -484,7 +707,7 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 				appendStringInfo(&sql, " DEFAULT B'%s'", bits.data);
 			}
 		}
-		if (!cols[i].nullable)
+		if (!cols[i].nullable && !(mask && mask->kind == BLPG_MASK_NULL))
 			appendStringInfoString(&sql, " NOT NULL");
 		first = false;
 		if (cols[i].pk_position > npk)
@@ -504,9 +727,12 @@ create_target(const char *schema, const char *table, bl_snapshot_column *cols, i
 		elog(ERROR, "could not create %s.%s", schema, table);
 }
 
-/* COPY the rows of cs into rel; the progress entry ends either way. */
+/*
+ * COPY the rows of cs into rel, those passing where (the row filter, as
+ * COPY FROM ... WHERE; NIL: all); the progress entry ends either way.
+ */
 static int64
-run_copy(Relation rel, List *attnames, copy_state *cs)
+run_copy(Relation rel, List *attnames, List *where, copy_state *cs)
 {
 	volatile int64 rows = 0;
 
@@ -521,7 +747,7 @@ run_copy(Relation rel, List *attnames, copy_state *cs)
 		nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock,
 											   NULL, false, false);
 		nsitem->p_rte->requiredPerms = ACL_INSERT;
-		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_data, attnames, NIL);
+		cstate = BeginCopyFrom(pstate, rel, (Node *) where, NULL, false, copy_data, attnames, NIL);
 
 		rows = (int64) CopyFrom(cstate);
 		EndCopyFrom(cstate);
@@ -723,6 +949,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	bool		first = chunk == NULL || chunk->first;
 	int			key_src[BLPG_CHUNK_KEY_MAX];
 	int			nkey_src = 0;
+	const blpg_filter_rule *rule;
+	List	   *where = NIL;
 
 	blpg_split_source_table(source, &db, &table);
 	memset(&res, 0, sizeof(res));
@@ -736,6 +964,16 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table %s does not exist on source \"%s\"", source, server_name)));
+
+	/*
+	 * binlog_fdw.filters: the copy gives the rows the stream would, its
+	 * columns left out, masked, and the rows its row filter keeps (its
+	 * operations are of changes: a copy is the table's state)
+	 */
+	rule = blpg_filter_rule_of(blpg_apply_filters(server_name), db, strlen(db),
+							   table, strlen(table));
+	if (rule)
+		check_rule_columns(rule, cols, ncols, server_name, source);
 
 	/* the target: a mapping, or the same names after schema_map */
 	memset(&mapping, 0, sizeof(mapping));
@@ -759,7 +997,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 						source)));
 	if (!OidIsValid(relid))
 	{
-		create_target(schema, target_table, cols, ncols, opts, source);
+		create_target(schema, target_table, cols, ncols, opts, source, rule);
 		CommandCounterIncrement();
 		relid = get_relname_relid(target_table, get_namespace_oid(schema, false));
 		res.created = true;
@@ -801,9 +1039,14 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	appendStringInfoString(&select, "SELECT ");
 	for (int i = 0; i < ncols; i++)
 	{
-		AttrNumber	a = get_attnum(relid, cols[i].name);
+		AttrNumber	a;
 		copy_col   *c;
 		Oid			atttype;
+
+		/* as apply inserts a row without it: the target's default */
+		if (column_dropped(rule, cols[i].name))
+			continue;
+		a = get_attnum(relid, cols[i].name);
 
 		/*
 		 * A MariaDB generated column is copied like any other (apply gets its
@@ -816,13 +1059,37 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 			continue;
 		c = &cs.cols[cs.ncols];
 		c->src = &cols[i];
+		c->mask = column_mask(rule, cols[i].name);
 		for (int k = 0; k < nkey_src; k++)
 			if (i == key_src[k])
 				cs.key_cols[k] = cs.ncols;
 		bl_snapshot_quote_ident(cols[i].name, qi, sizeof(qi));
 		if (cs.ncols)
 			appendStringInfoString(&select, ", ");
-		if (strcmp(cols[i].data_type, "bit") == 0)
+		if (c->mask && c->mask->kind != BLPG_MASK_NULL)
+		{
+			/* the value's bytes in its character set, as the binlog has them */
+			c->mask_max = mask_room(&cols[i]);
+			if (c->mask_max < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("column \"%s\" of %s (%s) cannot be masked with a value or a hash",
+								cols[i].name, source, cols[i].column_type),
+						 errdetail("Values and hashes replace the bytes of CHAR, VARCHAR, TEXT, BINARY, VARBINARY and BLOB columns only."),
+						 errhint("Mask it with {\"value\": null} or leave it out with exclude_columns (binlog_fdw.set_filter()).")));
+			c->mask_bytea = atttype == BYTEAOID;
+			if (!c->mask_bytea && !mask_reads_as_utf8(&cols[i], c->mask))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot copy column \"%s\" of %s masked into %s: its character set %s reads the mask's bytes otherwise than UTF-8",
+								cols[i].name, source, format_type_be(atttype),
+								cols[i].charset ? cols[i].charset : "binary"),
+						 errdetail("Apply reads a masked value in the column's character set; the copy gives UTF-8 text."),
+						 errhint("Use a mask value of ASCII characters, or mask the column with {\"value\": null} (binlog_fdw.set_filter()).")));
+			c->mask_strip = strcmp(cols[i].data_type, "binary") == 0;
+			appendStringInfo(&select, "CAST(%s AS BINARY)", qi);
+		}
+		else if (strcmp(cols[i].data_type, "bit") == 0)
 		{
 			c->kind = CK_BIT;
 			c->bits = 1;
@@ -878,6 +1145,33 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("target %s has no column of %s", res.target, source)));
+	if (rule && rule->row_filter)
+	{
+		Bitmapset  *fattrs = NULL;
+		int			k = -1;
+
+		where = blpg_rowfilter_copy_where(rel, source, rule->row_filter, &fattrs);
+		/* as apply: every column it reads comes from the source's rows */
+		while ((k = bms_next_member(fattrs, k)) >= 0)
+		{
+			AttrNumber	attnum = k + FirstLowInvalidHeapAttributeNumber;
+			const char *name = attnum > 0 ?
+				NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname) : "*";
+			bool		copied = false;
+			ListCell   *lc;
+
+			foreach(lc, attnames)
+				if (strcmp(strVal(lfirst(lc)), name) == 0)
+					copied = true;
+			if (!copied)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("the row filter of %s reads column \"%s\" of %s, which its rows do not carry",
+								source, name, res.target),
+						 errdetail("The source has no such column, or the column filter leaves it out."),
+						 errhint("Read only columns the filter keeps (binlog_fdw.set_filter()).")));
+		}
+	}
 	/* the key's columns all copied: chunks of it; else one pass */
 	cs.nkey = nkey_src;
 	for (int k = 0; k < nkey_src; k++)
@@ -924,10 +1218,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	cs.progress = blpg_progress_begin(server_name, source, res.target, estimate,
 									  chunk ? chunk->rows_before : 0, res.started,
 									  chunk ? chunk->rows_at_start : 0);
-	res.rows = run_copy(rel, attnames, &cs);
+	res.rows = run_copy(rel, attnames, where, &cs);
 	table_close(rel, NoLock);
-	if (res.rows > 0)
-		blpg_filter_refuse_copy(server_name, db, table, cols, ncols, res.rows);
 	res.attnames = attnames;
 	if (OidIsValid(copy_into))
 		return res;
@@ -935,6 +1227,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	if (chunk)
 	{
 		chunk->rows = res.rows;
+		chunk->rows_read = cs.rows;
 		chunk->estimate = estimate;
 		chunk->started = res.started;
 		chunk->relid = relid;

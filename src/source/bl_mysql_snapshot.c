@@ -272,6 +272,7 @@ free_columns(bl_snapshot *s)
 		free(s->cols[i].column_type);
 		free(s->cols[i].data_type);
 		free(s->cols[i].default_value);
+		free(s->cols[i].charset);
 	}
 	free(s->cols);
 	s->cols = NULL;
@@ -338,7 +339,7 @@ bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
 	mysql_real_escape_string(s->conn, et, table, (unsigned long) strlen(table));
 	snprintf(sql, sizeof(sql),
 			 "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, LOWER(c.DATA_TYPE), c.IS_NULLABLE, c.COLUMN_DEFAULT, "
-			 "COALESCE(k.SEQ_IN_INDEX, 0), c.EXTRA "
+			 "COALESCE(k.SEQ_IN_INDEX, 0), c.EXTRA, c.CHARACTER_SET_NAME, c.CHARACTER_OCTET_LENGTH "
 			 "FROM information_schema.COLUMNS c LEFT JOIN information_schema.STATISTICS k "
 			 "ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME "
 			 "AND k.COLUMN_NAME = c.COLUMN_NAME AND k.INDEX_NAME = 'PRIMARY' "
@@ -361,6 +362,8 @@ bl_snapshot_columns(bl_snapshot *s, const char *schema, const char *table,
 		c->pk_position = row[5] ? atoi(row[5]) : 0;
 		c->generated = row[6] && (strcasestr(row[6], "VIRTUAL") || strcasestr(row[6], "STORED") ||
 								  strcasestr(row[6], "GENERATED"));
+		c->charset = row[7] ? strdup(row[7]) : NULL;
+		c->octet_length = row[8] ? strtoll(row[8], NULL, 10) : 0;
 	}
 	mysql_free_result(res);
 	if (s->is_mariadb)

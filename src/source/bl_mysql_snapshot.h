@@ -20,6 +20,8 @@ typedef struct bl_snapshot_column
 	char	   *default_value;	/* NULL if none */
 	int			pk_position;	/* 1.. in the primary key, 0 if not */
 	bool		generated;
+	char	   *charset;		/* CHARACTER_SET_NAME, NULL if none */
+	int64_t		octet_length;	/* CHARACTER_OCTET_LENGTH, 0 if none */
 } bl_snapshot_column;
 
 /*

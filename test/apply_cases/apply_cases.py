@@ -87,8 +87,12 @@ Cases:
                    row filter with updates moving rows into and out of it;
                    get()'s images; a missing column named (apply() and the
                    worker); filter_history's positions; a changed set
-                   refused mid-transaction; a filtered copy refused
-                   (cases_filters.py)
+                   refused mid-transaction; a copy of a filtered table
+                   equal to what the stream gave (cases_filters.py)
+  filters-copy     snapshot() and load() in chunks of tables with masks, an
+                   excluded column and a row filter, then followed: equal
+                   to what the filter gives of MariaDB's rows, each copied
+                   row masked as the stream masks it (cases_filters_copy.py)
   retention        the source's binlog retention in status against the acked
                    position: oldest file, files kept before it, expiry; the
                    WARNINGs when it is next to go and when it is gone
@@ -122,6 +126,7 @@ import psycopg2                                     # noqa: E402
 
 import cases_conflicts                              # noqa: E402
 import cases_filters                                # noqa: E402
+import cases_filters_copy                           # noqa: E402
 import cases_ddl                                    # noqa: E402
 import cases_finish                                 # noqa: E402
 import cases_geometry                               # noqa: E402
@@ -209,6 +214,7 @@ def main():
         ('history-tables', lambda: cases_history_tables.case_history_tables(conn_box[0], m)),
         ('history-kill', lambda: cases_history_tables.case_history_kill(conn_box[0], m)),
         ('filters', lambda: cases_filters.case_filters(conn_box[0], m)),
+        ('filters-copy', lambda: cases_filters_copy.case_filters_copy(conn_box[0], m)),
     ]
     for name, fn in cases:
         if wanted and name not in wanted:

@@ -6,13 +6,14 @@ column and a row filter is copied by snapshot() (the target created by the
 copy: no column for the excluded one) and by load() in chunks of 500 rows
 (the target made first: the excluded column takes its default), then
 followed by the stream: rows moving into and out of the row filter,
-copied rows updated, the same values inserted again; verify() finds no
-difference.  PostgreSQL is
+copied rows updated, the same values inserted again.  PostgreSQL is
 compared with what the filter gives from MariaDB's rows, and each copied
-row's masked values with those the stream gave the same values.
+row's masked values with those the stream gave the same values; verify()
+finds no difference; a row filter reading a column left out and a created
+target without a key column are refused.
 """
 
-from harness import Source, check, log, mdb_fresh, mx, q, q1, short
+from harness import Source, check, expect_error, log, mdb_fresh, mx, q, q1, short, table_exists
 
 from cases_filters import mrows, rows, same
 
@@ -124,6 +125,23 @@ def case_filters_copy(conn, m):
     diff = q(conn, 'SELECT * FROM binlog_fdw.verify(%s, %s)',
              ('ac_filtc', ['%s.snap' % DB, '%s.chunked' % DB]))
     check(diff == [], 'verify(): %s' % short(diff, 800))
+    # what a copy cannot give as the stream would is refused, nothing written
+    mx(m, 'CREATE TABLE %s.rfx (id INT PRIMARY KEY, v INT, s VARCHAR(10))' % DB)
+    mx(m, "INSERT INTO %s.rfx VALUES (1, 1, 'a'), (2, 2, 'b')" % DB)
+    q(conn, 'CREATE TABLE %s.rfx (id int PRIMARY KEY, v int, s text)' % DB)
+    q(conn, "SELECT binlog_fdw.set_filter('ac_filtc', %s, exclude_columns => ARRAY['s'], "
+            "row_filter => $$s = 'a'$$)", ('%s.rfx' % DB,))
+    expect_error(conn, 'SELECT * FROM binlog_fdw.snapshot(%s, %s)', ('ac_filtc', ['%s.rfx' % DB]),
+                 what='a row filter reading a column left out', sqlstate='42703',
+                 message=['the row filter of blf_ac_filtc.rfx reads column "s"', 'do not carry'])
+    check(q1(conn, 'SELECT count(*) FROM %s.rfx' % DB) == 0, 'rfx: rows despite the error')
+    mx(m, 'CREATE TABLE %s.pkx (id INT PRIMARY KEY, v INT)' % DB)
+    q(conn, "SELECT binlog_fdw.set_filter('ac_filtc', %s, exclude_columns => ARRAY['id'])", ('%s.pkx' % DB,))
+    expect_error(conn, 'SELECT * FROM binlog_fdw.snapshot(%s, %s)', ('ac_filtc', ['%s.pkx' % DB]),
+                 what='a key column left out of a created target', sqlstate='0A000',
+                 message='its filter leaves out column "id" of its primary key')
+    check(not table_exists(conn, DB, 'pkx'), 'pkx: created despite the error')
+
     q(conn, 'DELETE FROM binlog_fdw.filters WHERE server_name = %s', ('ac_filtc',))
     q(conn, 'DELETE FROM binlog_fdw.filter_history WHERE server_name = %s', ('ac_filtc',))
     src.drop()

@@ -118,19 +118,7 @@ def case_retention(conn, m_main):
         wait_for('worker of %s to stop' % name,
                  lambda: (status(conn, name) or {}).get('state') in (None, 'stopped'), 30)
         mx(m, 'INSERT INTO %s.t VALUES (3, 3)' % DB)
-        mx(m, 'FLUSH BINARY LOGS')
-        # MariaDB keeps a binlog a dump thread still reads: the stopped
-        # worker's connection goes first
-        wait_for('the binlog dump threads to end', lambda: mx(
-            m, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")[0][0] == 0,
-            30, 0.2)
-        newest = binlogs(m)[-1]
-
-        def purged():
-            # ... and one its binlog checkpoint has not passed yet
-            mx(m, "PURGE BINARY LOGS TO '%s'" % newest)
-            return binlogs(m) == [newest] or None
-        wait_for('PURGE BINARY LOGS TO %s' % newest, purged, 30, 0.3)
+        newest = purge_all_but_newest(m)
         q(conn, 'SELECT binlog_fdw.start(%s)', (name,))
         err = wait_for('the start to fail on the purged position', lambda: (
             lambda e: e if e and '1236' in e else None)((status(conn, name) or {}).get('last_error')), 30, 0.2)
@@ -171,7 +159,10 @@ def reload_tables(conn, name):
 
 
 def purge_all_but_newest(m):
-    """FLUSH, wait for the dump threads to leave, PURGE to the newest binlog."""
+    """FLUSH, wait for the dump threads to leave (MariaDB keeps a binlog a
+    dump thread still reads: a stopped worker's connection goes first),
+    PURGE to the newest binlog (retried: MariaDB also keeps one its binlog
+    checkpoint has not passed yet)."""
     mx(m, 'FLUSH BINARY LOGS')
     wait_for('the binlog dump threads to end', lambda: mx(
         m, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")[0][0] == 0,

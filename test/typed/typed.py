@@ -432,6 +432,10 @@ def partial_source(conn, name, port, db, server_id, create, table):
     q(conn, 'IMPORT FOREIGN SCHEMA %s FROM SERVER %s INTO %s_e' % (db, name, name))
     q(conn, "IMPORT FOREIGN SCHEMA %s FROM SERVER %s INTO %s_n OPTIONS (partial_image 'null')" % (
         db, name, name))
+
+
+def check_imported(conn, name, db, table):
+    """IMPORT's option partial_image and the column _binlog_absent."""
     opts = q1(conn, "SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table "
                     "WHERE ftrelid = '%s_n.%s'::regclass" % (name, table))
     check(opts == 'schema_name=%s,table_name=%s,partial_image=null' % (db, table), 'options %s' % opts)
@@ -458,6 +462,7 @@ def case_partial(conn, m_main):
         # the default (partial_image 'error'): reading an absent column is an error
         expect_absent_error(conn, 'SELECT id, a, b, c FROM tmin_e.t ORDER BY _binlog_seq, _binlog_image', None,
                             'a', 'MINIMAL peek of all columns')
+        check_imported(conn, 'tmin', db, 't')
         expect_absent_error(conn, "SELECT b FROM tmin_e.t WHERE _binlog_op = 'update'", None, 'b',
                             'MINIMAL peek of b')
         # the columns every image has (id: the after image takes it from the before image)

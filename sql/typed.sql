@@ -52,6 +52,10 @@ CREATE FOREIGN TABLE t_pi (id int OPTIONS (column_name 'id'))
 CREATE FOREIGN TABLE t_pi (_binlog_absent text, id int OPTIONS (column_name 'id'))
   SERVER ts OPTIONS (schema_name 'shop', table_name 'orders', partial_image 'null');
 SELECT * FROM t_pi;
+-- 'null' needs _binlog_absent (else a NULL would be silent)
+CREATE FOREIGN TABLE t_pi2 (id int OPTIONS (column_name 'id'))
+  SERVER ts OPTIONS (schema_name 'shop', table_name 'orders', partial_image 'null');
+SELECT * FROM t_pi2;
 IMPORT FOREIGN SCHEMA shop FROM SERVER ts INTO public OPTIONS (absent 'null');
 IMPORT FOREIGN SCHEMA shop FROM SERVER ts INTO public OPTIONS (partial_image 'blank');
 -- a source that is not started

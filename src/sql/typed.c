@@ -375,6 +375,14 @@ typed_create(Relation rel)
 
 		st->partial_null = pi != NULL && strcmp(pi, "null") == 0;
 	}
+	if (st->partial_null && st->absent_att < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" has partial_image 'null' but no column _binlog_absent",
+						st->relname),
+				 errdetail("Without it a NULL for a column a row image lacks cannot be told from a real NULL."),
+				 errhint("Add it: ALTER FOREIGN TABLE %s.%s ADD COLUMN _binlog_absent text[].",
+						 quote_identifier(st->nspname), quote_identifier(st->relname))));
 	st->after_values = palloc0(sizeof(Datum) * Max(st->natts, 1));
 	st->after_nulls = palloc0(sizeof(bool) * Max(st->natts, 1));
 	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed row",

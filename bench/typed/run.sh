@@ -10,7 +10,9 @@
 # 100), a fifth of it by default (--scale 5: 200,000 inserts, 100,000
 # updates, 50,000 deletes = 350,000 row changes), buffered in the ring of one
 # source; then, round by round in rotated order, best of N, in the same run:
-#   typed-peek   SELECT count(*) FROM the IMPORTed foreign table ft.sbtest1
+#   typed-peek   SELECT count(t) FROM the IMPORTed foreign table ft.sbtest1 t
+#                (every column converted)
+#   typed-peek-k SELECT count(k) FROM ft.sbtest1 (one column converted)
 #   get-table    get_table(src, NULL::ft.sbtest1, N), then rollback()
 #   get-json     get_json(src, N), then rollback()
 #   get          get(src, N), then rollback()
@@ -20,7 +22,7 @@
 #
 # options:
 #   --runs N     timed runs per tool (default 5)
-#   --tools LIST subset of typed-peek,get-table,get-json,get
+#   --tools LIST subset of typed-peek,typed-peek-k,get-table,get-json,get
 #   --scale N    the standard workload divided by N (default 5; 1: the full
 #                1,750,000 changes, which need a ring of about 2 GB)
 #   --small      a 100x smaller workload (smoke test; results go to
@@ -40,7 +42,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=5
-TOOLS=typed-peek,get-table,get-json,get
+TOOLS=typed-peek,typed-peek-k,get-table,get-json,get
 SCALE=5
 SMALL=0
 REGEN=0

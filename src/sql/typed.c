@@ -26,6 +26,10 @@
  * columns the image lacks ('{}' for a full image), so that a NULL value
  * with the column not listed is a real NULL.
  *
+ * A scan converts only the source columns the query reads (as
+ * postgres_fdw fetches only those); the others are NULL in its tuples,
+ * which nothing reads.
+ *
  * Pushed down (checked on entry headers before any row is decoded; the
  * conditions also stay in the plan): _binlog_op = 'op', comparisons of
  * _binlog_seq and _binlog_commit_time with constants.  EXPLAIN shows them
@@ -776,6 +780,8 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 						absent[nabsent++] = CStringGetTextDatum(a->conv.name);
 						break;
 					}
+					if (!st->needed[i])
+						break;	/* the query does not read it: NULL */
 					*val = blpg_convert(&a->conv, &t->cols[a->src], v, b, &st->opts, isnull);
 				}
 				break;

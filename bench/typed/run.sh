@@ -12,6 +12,7 @@
 # source; then, round by round in rotated order, best of N, in the same run:
 #   typed-peek   SELECT count(t) FROM the IMPORTed foreign table ft.sbtest1 t
 #                (every column converted)
+#   typed-peek-nodoc  every column but the JSON doc (no jsonb parsing)
 #   typed-peek-k SELECT count(k) FROM ft.sbtest1 (one column converted)
 #   get-table    get_table(src, NULL::ft.sbtest1, N), then rollback()
 #   get-json     get_json(src, N), then rollback()
@@ -22,7 +23,7 @@
 #
 # options:
 #   --runs N     timed runs per tool (default 5)
-#   --tools LIST subset of typed-peek,typed-peek-k,get-table,get-json,get
+#   --tools LIST subset of typed-peek,typed-peek-nodoc,typed-peek-k,get-table,get-json,get
 #   --scale N    the standard workload divided by N (default 5; 1: the full
 #                1,750,000 changes, which need a ring of about 2 GB)
 #   --small      a 100x smaller workload (smoke test; results go to
@@ -42,7 +43,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=5
-TOOLS=typed-peek,typed-peek-k,get-table,get-json,get
+TOOLS=typed-peek,typed-peek-nodoc,typed-peek-k,get-table,get-json,get
 SCALE=5
 SMALL=0
 REGEN=0

@@ -150,7 +150,7 @@ def main():
           '- get-table: `get_table(\'tsrc\', NULL::ft.sbtest1, N)` then `rollback()`',
           '- get-json / get: `get_json()` / `get()` then `rollback()` (they also return the BEGIN and '
           'COMMIT rows)', '',
-          'The machine has %d CPUs and is shared with other work (other sessions\' builds and tests): %s' % (
+          'The machine has %d CPUs and is shared with other work (other sessions\' builds and tests). %s' % (
               os.cpu_count() or 0, busy), '',
           build_line(build), '']
     with open(os.path.join(a.results, '%s-%s.md' % (a.name, date)), 'w') as f:

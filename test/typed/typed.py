@@ -425,7 +425,7 @@ def expect_absent_error(conn, sql, args, column, what):
     raise Fail('%s: no error for the absent column %s; rows %s' % (what, column, short(got, 600)))
 
 
-def partial_source(conn, name, port, db, server_id, create, table):
+def partial_source(conn, name, port, db, server_id):
     q(conn, 'DROP SCHEMA IF EXISTS %s_e CASCADE' % name)
     q(conn, 'DROP SCHEMA IF EXISTS %s_n CASCADE' % name)
     start_source(conn, name, server_id, port=port, include=r'^%s\.' % db)
@@ -455,7 +455,7 @@ def case_partial(conn, m_main):
         check(mx(m, 'SELECT @@global.binlog_row_image')[0][0] == 'MINIMAL', 'instance not MINIMAL')
         mx(m, 'CREATE DATABASE %s' % db)
         mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT)' % db)
-        partial_source(conn, 'tmin', MINIMAL_PORT, db, 6602, None, 't')
+        partial_source(conn, 'tmin', MINIMAL_PORT, db, 6602)
         mx(m, "INSERT INTO %s.t (id, a, b, c) VALUES (1, 10, 'x', NULL)" % db)
         mx(m, 'UPDATE %s.t SET a = 11 WHERE id = 1' % db)
         mx(m, 'UPDATE %s.t SET b = NULL WHERE id = 1' % db)
@@ -502,7 +502,7 @@ def case_partial(conn, m_main):
         check(mx(m, 'SELECT @@global.binlog_row_image')[0][0] == 'NOBLOB', 'instance not NOBLOB')
         mx(m, 'CREATE DATABASE %s' % db)
         mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, a INT, bl BLOB, tx TEXT)' % db)
-        partial_source(conn, 'tnob', NOBLOB_PORT, db, 6603, None, 't')
+        partial_source(conn, 'tnob', NOBLOB_PORT, db, 6603)
         mx(m, "INSERT INTO %s.t VALUES (1, 1, 'blob', NULL)" % db)
         mx(m, 'UPDATE %s.t SET a = 2 WHERE id = 1' % db)
         mx(m, "UPDATE %s.t SET tx = 'text' WHERE id = 1" % db)

@@ -46,6 +46,18 @@ SELECT * FROM t_type;
 CREATE FOREIGN TABLE t_noschema (id int OPTIONS (column_name 'id'))
   SERVER ts OPTIONS (table_name 'orders');
 SELECT * FROM t_noschema;
+-- partial_image: error (the default) or null; _binlog_absent is text[]
+CREATE FOREIGN TABLE t_pi (id int OPTIONS (column_name 'id'))
+  SERVER ts OPTIONS (schema_name 'shop', table_name 'orders', partial_image 'zero');
+CREATE FOREIGN TABLE t_pi (_binlog_absent text, id int OPTIONS (column_name 'id'))
+  SERVER ts OPTIONS (schema_name 'shop', table_name 'orders', partial_image 'null');
+SELECT * FROM t_pi;
+-- 'null' needs _binlog_absent (else a NULL would be silent)
+CREATE FOREIGN TABLE t_pi2 (id int OPTIONS (column_name 'id'))
+  SERVER ts OPTIONS (schema_name 'shop', table_name 'orders', partial_image 'null');
+SELECT * FROM t_pi2;
+IMPORT FOREIGN SCHEMA shop FROM SERVER ts INTO public OPTIONS (absent 'null');
+IMPORT FOREIGN SCHEMA shop FROM SERVER ts INTO public OPTIONS (partial_image 'blank');
 -- a source that is not started
 SELECT * FROM orders;
 -- get_table(): a typed foreign table's row type only

@@ -59,6 +59,7 @@ static const option_def valid_options[] = {
 	{"lost_position", ForeignServerRelationId, "error or reload (when the source has purged the acknowledged position)"},
 	{"schema_name", ForeignTableRelationId, "the source table's database (IMPORT FOREIGN SCHEMA sets it)"},
 	{"table_name", ForeignTableRelationId, "the source table's name (IMPORT FOREIGN SCHEMA sets it)"},
+	{"partial_image", ForeignTableRelationId, "error or null"},
 	{"column_name", AttributeRelationId, "the source column's name (IMPORT FOREIGN SCHEMA sets it)"},
 	{"user", UserMappingRelationId, "the source account"},
 	{"password", UserMappingRelationId, "the source account's password"},
@@ -276,6 +277,8 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		check_choice(name, value, def->help, "interval", "time", NULL);
 	else if (strcmp(name, "keyless") == 0)
 		check_choice(name, value, def->help, "error", "full_row", NULL);
+	else if (strcmp(name, "partial_image") == 0)
+		check_choice(name, value, def->help, "error", "null", NULL);
 	else if (strcmp(name, "lost_position") == 0)
 		check_choice(name, value, def->help, "error", "reload", NULL);
 	else if (strcmp(name, "schema_map") == 0)

@@ -166,7 +166,7 @@ get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *conds;
 
 	if (blpg_typed_table(foreigntableid))
-		conds = blpg_typed_conditions(root, baserel, rel);
+		conds = blpg_typed_private(root, baserel, rel);
 	else
 	{
 		(void) column_map(rel, want);	/* errors early on unknown columns */

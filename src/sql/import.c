@@ -8,9 +8,12 @@
  *	      _binlog_seq bigint, _binlog_op text, _binlog_image text,
  *	      _binlog_commit_time timestamptz, _binlog_file text,
  *	      _binlog_pos bigint, _binlog_gtid text, _binlog_xid bigint,
- *	      _binlog_batch bigint,
+ *	      _binlog_batch bigint, _binlog_absent text[],
  *	      id integer OPTIONS (column_name 'id'), ...)
  *	    SERVER src OPTIONS (schema_name 'shop', table_name 'orders');
+ *
+ * IMPORT FOREIGN SCHEMA ... OPTIONS (partial_image 'null') gives the tables
+ * that option (typed.c: what a column a partial row image lacks shows).
  *
  * Column types come from blpg_map_type (src/types), the mapping apply uses
  * for the tables it creates, with the server's tinyint1_boolean and
@@ -22,16 +25,20 @@
 
 #include "bl_mysql_snapshot.h"
 
+#include "catalog/pg_foreign_table.h"
+#include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
 const char *const blpg_meta_col_names[BLPG_NMETA] = {
 	"_binlog_seq", "_binlog_op", "_binlog_image", "_binlog_commit_time",
-	"_binlog_file", "_binlog_pos", "_binlog_gtid", "_binlog_xid", "_binlog_batch"
+	"_binlog_file", "_binlog_pos", "_binlog_gtid", "_binlog_xid", "_binlog_batch",
+	"_binlog_absent"
 };
 
 const char *const blpg_meta_col_types[BLPG_NMETA] = {
-	"bigint", "text", "text", "timestamptz", "text", "bigint", "text", "bigint", "bigint"
+	"bigint", "text", "text", "timestamptz", "text", "bigint", "text", "bigint", "bigint",
+	"text[]"
 };
 
 typedef struct import_column
@@ -165,11 +172,36 @@ read_columns(ForeignServer *server, ImportForeignSchemaStmt *stmt)
 
 static void
 finish_table(List **cmds, StringInfo b, const char *server, const char *db,
-			 const char *table)
+			 const char *table, const char *partial_image)
 {
-	appendStringInfo(b, ") SERVER %s OPTIONS (schema_name %s, table_name %s)",
+	appendStringInfo(b, ") SERVER %s OPTIONS (schema_name %s, table_name %s",
 					 quote_identifier(server), quote_literal_cstr(db), quote_literal_cstr(table));
+	if (partial_image)
+		appendStringInfo(b, ", partial_image %s", quote_literal_cstr(partial_image));
+	appendStringInfoChar(b, ')');
 	*cmds = lappend(*cmds, pstrdup(b->data));
+}
+
+/* The statement's OPTIONS: only partial_image (checked as a table's). */
+static const char *
+import_options(ImportForeignSchemaStmt *stmt)
+{
+	const char *partial_image = NULL;
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "partial_image") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid option \"%s\" of IMPORT FOREIGN SCHEMA", def->defname),
+					 errhint("Valid options are: partial_image.")));
+		blpg_check_option(def->defname, defGetString(def), ForeignTableRelationId);
+		partial_image = defGetString(def);
+	}
+	return partial_image;
 }
 
 List *
@@ -180,10 +212,12 @@ blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	List	   *cols;
 	List	   *cmds = NIL;
 	const char *current = NULL;
+	const char *partial_image;
 	StringInfoData b;
 	ListCell   *lc;
 
 	blpg_apply_options_load(serverOid, &opts);
+	partial_image = import_options(stmt);
 	cols = read_columns(server, stmt);
 	initStringInfo(&b);
 	foreach(lc, cols)
@@ -194,7 +228,8 @@ blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		if (current == NULL || strcmp(current, c->table) != 0)
 		{
 			if (current != NULL)
-				finish_table(&cmds, &b, server->servername, stmt->remote_schema, current);
+				finish_table(&cmds, &b, server->servername, stmt->remote_schema, current,
+							 partial_image);
 			current = c->table;
 			resetStringInfo(&b);
 			appendStringInfo(&b, "CREATE FOREIGN TABLE %s (",
@@ -224,6 +259,7 @@ blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 						 pgtype, quote_literal_cstr(c->column));
 	}
 	if (current != NULL)
-		finish_table(&cmds, &b, server->servername, stmt->remote_schema, current);
+		finish_table(&cmds, &b, server->servername, stmt->remote_schema, current,
+							 partial_image);
 	return cmds;
 }

@@ -31,7 +31,10 @@ extern int	blpg_jsonl_max_bytes;
  * options schema_name and table_name, the source's columns (each with the
  * option column_name, typed by blpg_map_type) and the change columns below,
  * whose names begin with "_binlog_".  A column is a source column if it has
- * the option column_name, else a change column by its name.
+ * the option column_name, else a change column by its name.  The table
+ * option partial_image ('error', the default, or 'null') says what a source
+ * column a partial row image lacks (binlog_row_image MINIMAL or NOBLOB)
+ * gives: an error, or NULL listed in _binlog_absent.
  */
 typedef enum blpg_meta_col
 {
@@ -44,6 +47,7 @@ typedef enum blpg_meta_col
 	BLPG_META_GTID,				/* text */
 	BLPG_META_XID,				/* bigint: XID of the transaction's commit */
 	BLPG_META_BATCH,			/* bigint: get_table()'s batch, NULL in a scan */
+	BLPG_META_ABSENT,			/* text[]: the source columns the image lacks */
 	BLPG_NMETA
 } blpg_meta_col;
 
@@ -56,7 +60,7 @@ extern List *blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serve
 extern bool blpg_typed_table(Oid relid);
 
 /* The FDW callbacks of typed tables (fdw.c calls them for those). */
-extern List *blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel);
+extern List *blpg_typed_private(PlannerInfo *root, RelOptInfo *baserel, Relation rel);
 extern void blpg_typed_begin(ForeignScanState *node, int eflags);
 extern TupleTableSlot *blpg_typed_iterate(ForeignScanState *node);
 extern void blpg_typed_rescan(ForeignScanState *node);

@@ -13,8 +13,22 @@
  * map has a column the foreign table lacks, or lacks one the foreign table
  * has, the scan stops with an error saying the definition is stale and how
  * to import it again, so that no value is ever shown under another
- * column.  A column absent from a row image (binlog_row_image MINIMAL or
- * NOBLOB) shows NULL.
+ * column.
+ *
+ * Partial row images (binlog_row_image MINIMAL or NOBLOB on the source)
+ * lack columns.  An update's after image takes a column it lacks from the
+ * before image (the update did not change it).  A column still absent is
+ * never shown as a silent NULL: with the table option partial_image
+ * 'error' (the default) a scan that needs the column (in its target list
+ * or conditions; get_table() needs all) stops with an error naming the
+ * table, column and binlog position; with 'null' it shows NULL.  Either
+ * way the change column _binlog_absent (text[]) lists the foreign table's
+ * columns the image lacks ('{}' for a full image), so that a NULL value
+ * with the column not listed is a real NULL.
+ *
+ * A scan converts only the source columns the query reads (as
+ * postgres_fdw fetches only those); the others are NULL in its tuples,
+ * which nothing reads.
  *
  * Pushed down (checked on entry headers before any row is decoded; the
  * conditions also stay in the plan): _binlog_op = 'op', comparisons of
@@ -23,6 +37,7 @@
  */
 #include "sql/sql.h"
 
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -33,6 +48,7 @@
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -72,6 +88,10 @@ struct typed_state
 	blpg_apply_options opts;
 	int			natts;
 	typed_att  *atts;
+	bool		partial_null;	/* option partial_image 'null' */
+	bool	   *needed;			/* per attribute: the scan reads it */
+	int			absent_att;		/* index of _binlog_absent, or -1 */
+	Datum		no_absent;		/* '{}' (st->cxt) */
 	typed_filter filter;
 	StringInfoData entries;
 	bool		started;
@@ -126,8 +146,22 @@ blpg_typed_table(Oid relid)
 
 /* blpg_meta_col_types as OIDs */
 static const Oid meta_type_oids[BLPG_NMETA] = {
-	INT8OID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID
+	INT8OID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID,
+	TEXTARRAYOID
 };
+
+/* "a, b and c": the change columns' names, for hints */
+static char *
+meta_names_list(void)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	for (int m = 0; m < BLPG_NMETA; m++)
+		appendStringInfo(&b, "%s%s", m == 0 ? "" : m == BLPG_NMETA - 1 ? " and " : ", ",
+						 blpg_meta_col_names[m]);
+	return b.data;
+}
 
 static int
 meta_by_name(const char *name)
@@ -173,10 +207,8 @@ typed_atts(Relation rel, bool init_conv)
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 					 errmsg("foreign table \"%s\" has a column \"%s\" that is neither a source column nor a change column",
 							RelationGetRelationName(rel), NameStr(att->attname)),
-					 errhint("Give a source column the option column_name (the column's name in the source table); change columns are %s, %s, %s, %s, %s, %s, %s, %s and %s.",
-							 blpg_meta_col_names[0], blpg_meta_col_names[1], blpg_meta_col_names[2],
-							 blpg_meta_col_names[3], blpg_meta_col_names[4], blpg_meta_col_names[5],
-							 blpg_meta_col_names[6], blpg_meta_col_names[7], blpg_meta_col_names[8])));
+					 errhint("Give a source column the option column_name (the column's name in the source table); change columns are %s.",
+							 meta_names_list())));
 		if (att->atttypid != meta_type_oids[atts[i].meta])
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
@@ -209,12 +241,14 @@ int_const(Const *c, int64 *out)
 	}
 }
 
+static List *blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel);
+
 /*
  * Conditions "_binlog_op = 'text'", "_binlog_seq OP int", "_binlog_commit_time
  * OP timestamptz" (OP one of = < <= > >=) as lists (column, operator, value
  * text) for fdw_private.
  */
-List *
+static List *
 blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
 {
 	List	   *conds = NIL;
@@ -259,6 +293,31 @@ blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
 																  DatumGetTimestampTz(cst->constvalue)))));
 	}
 	return conds;
+}
+
+/*
+ * fdw_private of a typed scan: (the conditions above, the attribute numbers
+ * the query reads: its target list and conditions, 0 for the whole row).
+ */
+List *
+blpg_typed_private(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
+{
+	Bitmapset  *attrs = NULL;
+	List	   *needed = NIL;
+	ListCell   *lc;
+	int			k = -1;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	foreach(lc, baserel->baserestrictinfo)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, baserel->relid, &attrs);
+	while ((k = bms_next_member(attrs, k)) >= 0)
+	{
+		int			attno = k + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno >= 0)
+			needed = lappend_int(needed, attno);
+	}
+	return list_make2(blpg_typed_conditions(root, baserel, rel), needed);
 }
 
 static void
@@ -308,6 +367,26 @@ typed_create(Relation rel)
 						 quote_identifier(st->relname))));
 	st->natts = RelationGetDescr(rel)->natts;
 	st->atts = typed_atts(rel, true);
+	st->needed = palloc(sizeof(bool) * Max(st->natts, 1));
+	memset(st->needed, true, sizeof(bool) * Max(st->natts, 1));
+	st->absent_att = -1;
+	for (int i = 0; i < st->natts; i++)
+		if (st->atts[i].meta == BLPG_META_ABSENT)
+			st->absent_att = i;
+	st->no_absent = PointerGetDatum(construct_empty_array(TEXTOID));
+	{
+		char	   *pi = table_option(ft->options, "partial_image");
+
+		st->partial_null = pi != NULL && strcmp(pi, "null") == 0;
+	}
+	if (st->partial_null && st->absent_att < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" has partial_image 'null' but no column _binlog_absent",
+						st->relname),
+				 errdetail("Without it a NULL for a column a row image lacks cannot be told from a real NULL."),
+				 errhint("Add it: ALTER FOREIGN TABLE %s.%s ADD COLUMN _binlog_absent text[].",
+						 quote_identifier(st->nspname), quote_identifier(st->relname))));
 	st->after_values = palloc0(sizeof(Datum) * Max(st->natts, 1));
 	st->after_nulls = palloc0(sizeof(bool) * Max(st->natts, 1));
 	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed row",
@@ -336,7 +415,21 @@ blpg_typed_begin(ForeignScanState *node, int eflags)
 	ListCell   *lc;
 
 	node->fdw_state = st;
-	foreach(lc, plan->fdw_private)
+	{
+		List	   *needed = lsecond(plan->fdw_private);
+
+		memset(st->needed, false, sizeof(bool) * Max(st->natts, 1));
+		foreach(lc, needed)
+		{
+			int			attno = lfirst_int(lc);
+
+			if (attno == 0)		/* the whole row */
+				memset(st->needed, true, sizeof(bool) * Max(st->natts, 1));
+			else if (attno <= st->natts)
+				st->needed[attno - 1] = true;
+		}
+	}
+	foreach(lc, (List *) linitial(plan->fdw_private))
 	{
 		List	   *cond = lfirst(lc);
 		const char *col = strVal(linitial(cond));
@@ -622,12 +715,39 @@ advance(typed_state *st)
 	}
 }
 
+/* A column the image lacks, which the scan needs: the error. */
+static void
+absent_error(typed_state *st, const typed_att *a, const char *image)
+{
+	char	   *file = pnstrdup(st->v.file, st->e->file_len);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("the %s image of change %llu of source table \"%s.%s\" lacks column \"%s\"",
+					image, (unsigned long long) st->seq, st->schema_name, st->table_name,
+					a->column_name),
+			 errdetail("The source logs partial row images (binlog_row_image MINIMAL or NOBLOB): the rows event at binlog %s:%llu does not carry the column's value, which foreign table \"%s\" would show as NULL.",
+					   file, (unsigned long long) st->e->event_pos, st->relname),
+			 errhint("Set binlog_row_image=FULL on the source, leave column %s out of the query, or show absent values as NULL with ALTER FOREIGN TABLE %s.%s OPTIONS (ADD partial_image 'null') and tell them from real NULLs by the change column _binlog_absent.",
+					 quote_identifier(a->conv.name), quote_identifier(st->nspname),
+					 quote_identifier(st->relname)),
+			 errcontext("source \"%s\", binlog %s:%llu, table %s.%s",
+						st->server->servername, file, (unsigned long long) st->e->event_pos,
+						st->schema_name, st->table_name)));
+}
+
+/*
+ * One image into values/nulls.  An update's after image (other_before: its
+ * before image) takes the columns it lacks from the before image.
+ */
 static void
 fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 	 const bl_row *other_before, const char *image)
 {
 	const blpg_entry *e = st->e;
 	const bl_table *t = st->rows_ev.u.rows.table;
+	Datum	   *absent = NULL;
+	int			nabsent = 0;
 
 	for (int i = 0; i < st->natts; i++)
 	{
@@ -641,11 +761,29 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 			case -2:
 				break;
 			case -1:
-				if (row->ncols > (uint32) a->src)
-					*val = blpg_convert(&a->conv, &t->cols[a->src], &row->values[a->src],
-										other_before && other_before->ncols > (uint32) a->src ?
-										&other_before->values[a->src] : NULL,
-										&st->opts, isnull);
+				{
+					const bl_value *v = row->ncols > (uint32) a->src ? &row->values[a->src] : NULL;
+					const bl_value *b = other_before && other_before->ncols > (uint32) a->src ?
+						&other_before->values[a->src] : NULL;
+
+					if ((v == NULL || v->kind == BL_VAL_ABSENT) && b && b->kind != BL_VAL_ABSENT)
+					{
+						v = b;	/* unchanged by the update */
+						b = NULL;
+					}
+					if (v == NULL || v->kind == BL_VAL_ABSENT)
+					{
+						if (st->needed[i] && !st->partial_null)
+							absent_error(st, a, image);
+						if (absent == NULL)
+							absent = palloc(sizeof(Datum) * st->natts);
+						absent[nabsent++] = CStringGetTextDatum(a->conv.name);
+						break;
+					}
+					if (!st->needed[i])
+						break;	/* the query does not read it: NULL */
+					*val = blpg_convert(&a->conv, &t->cols[a->src], v, b, &st->opts, isnull);
+				}
 				break;
 			case BLPG_META_SEQ:
 				*val = Int64GetDatum((int64) st->seq);
@@ -717,7 +855,15 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 					*isnull = false;
 				}
 				break;
+			case BLPG_META_ABSENT:
+				break;			/* below, once the source columns are known */
 		}
+	}
+	if (st->absent_att >= 0)
+	{
+		values[st->absent_att] = nabsent == 0 ? st->no_absent :
+			PointerGetDatum(construct_array(absent, nabsent, TEXTOID, -1, false, TYPALIGN_INT));
+		nulls[st->absent_att] = false;
 	}
 }
 
@@ -858,7 +1004,7 @@ blpg_typed_explain(ForeignScanState *node, ExplainState *es)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	foreach(lc, plan->fdw_private)
+	foreach(lc, (List *) linitial(plan->fdw_private))
 	{
 		List	   *cond = lfirst(lc);
 		const char *col = strVal(linitial(cond));

@@ -29,6 +29,15 @@ Cases (one "ok - typed/NAME" line each):
                 value under another column; the re-imported table reads the
                 changes after the DDL; a DECIMAL scale or DATETIME precision
                 widened under the same name is stale too (no silent rounding)
+  partial-image throwaway MariaDB instances with binlog_row_image MINIMAL
+                (ty-minimal, BLF_TYPED_MINIMAL_PORT, 3451) and NOBLOB
+                (ty-noblob, BLF_TYPED_NOBLOB_PORT, 3452): a column an image
+                lacks is never a silent NULL: by default reading it is an
+                error naming the table, column and binlog position (peek and
+                get_table()); with partial_image 'null' it is NULL and listed
+                in _binlog_absent; a real NULL is NULL and not listed; an
+                update's after image takes the columns it lacks from the
+                before image (unchanged)
 """
 import copy
 import os
@@ -45,8 +54,11 @@ import common                                        # noqa: E402
 from common import (Fail, check, log, mdb, mx, q, q1, short, start_source, drop_source,  # noqa: E402
                     wait_for)
 import values                                        # noqa: E402
+from common import MARIADB_SH, RUN, sh               # noqa: E402
 
 PGDB = 'blf_typed'
+MINIMAL_PORT = int(os.environ.get('BLF_TYPED_MINIMAL_PORT', '3451'))
+NOBLOB_PORT = int(os.environ.get('BLF_TYPED_NOBLOB_PORT', '3452'))
 MDB = 'blf_typed'                # streamed (the source's include)
 IDB = 'blf_typed_imp'            # only imported (a view: apply has no part in it)
 
@@ -78,7 +90,7 @@ def case_import(conn, m):
     want = [('_binlog_seq', 'bigint', None), ('_binlog_op', 'text', None), ('_binlog_image', 'text', None),
             ('_binlog_commit_time', 'timestamp with time zone', None), ('_binlog_file', 'text', None),
             ('_binlog_pos', 'bigint', None), ('_binlog_gtid', 'text', None), ('_binlog_xid', 'bigint', None),
-            ('_binlog_batch', 'bigint', None),
+            ('_binlog_batch', 'bigint', None), ('_binlog_absent', 'text[]', None),
             ('id', 'integer', 'column_name=id'),
             ('_weird "name"', 'character varying(5)', 'column_name=_weird "name"'),
             ('t', 'smallint', 'column_name=t')]
@@ -157,9 +169,11 @@ def case_values(conn, m):
     ack_all(conn)
     # a NUL character cannot go into text: the same error as apply's
     mx(m, "INSERT INTO %s (id, nn, v) VALUES (100, 'x', 'a\\0b')" % table)
+    # a query that does not read v converts only what it reads: no error
+    wait_for('the NUL row', lambda: q1(conn, 'SELECT count(*) FROM ft.alltypes WHERE id = 100'), timeout=60)
     try:
-        wait_for('the NUL row', lambda: q1(conn, 'SELECT count(*) FROM ft.alltypes WHERE id = 100'), timeout=60)
-        raise Fail('a NUL character in a text column gave no error')
+        got = q(conn, 'SELECT v FROM ft.alltypes WHERE id = 100')
+        raise Fail('a NUL character in a text column gave no error: %s' % short(got, 200))
     except psycopg2.Error as e:
         check(e.pgcode == '22021' and 'column "v"' in (e.pgerror or ''), 'NUL: %s %s' % (e.pgcode, e.pgerror))
     ack_all(conn)
@@ -384,7 +398,131 @@ EXPECTED_ERRORS = {
     'values': ['contains a NUL character'],
     'get-table': ['row_type must be the row type'],
     'stale': ['is stale'],
+    'partial-image': ['lacks column'],
 }
+
+
+def start_instance(name, port, *args):
+    """A fresh throwaway MariaDB with extra mariadbd arguments."""
+    sh(['bash', MARIADB_SH, 'start', '--fresh', '--name', name, '--port', str(port), '--'] + list(args))
+    return mdb(socket=os.path.join(RUN, 'mariadb-%s.sock' % name))
+
+
+def destroy_instance(name):
+    if os.environ.get('BLF_TYPED_KEEP') != '1':
+        sh(['bash', MARIADB_SH, 'destroy', '--name', name], check_rc=False)
+
+
+def expect_absent_error(conn, sql, args, column, what):
+    """sql fails with the partial image error naming column and a position."""
+    try:
+        got = q(conn, sql, args)
+    except psycopg2.Error as e:
+        msg = e.pgerror or ''
+        check(e.pgcode == '22000' and 'lacks column "%s"' % column in msg and 'binlog ' in msg
+              and 'partial_image' in msg, '%s: %s %s' % (what, e.pgcode, short(msg, 600)))
+        return
+    raise Fail('%s: no error for the absent column %s; rows %s' % (what, column, short(got, 600)))
+
+
+def partial_source(conn, name, port, db, server_id):
+    q(conn, 'DROP SCHEMA IF EXISTS %s_e CASCADE' % name)
+    q(conn, 'DROP SCHEMA IF EXISTS %s_n CASCADE' % name)
+    start_source(conn, name, server_id, port=port, include=r'^%s\.' % db)
+    q(conn, 'CREATE SCHEMA %s_e' % name)
+    q(conn, 'CREATE SCHEMA %s_n' % name)
+    q(conn, 'IMPORT FOREIGN SCHEMA %s FROM SERVER %s INTO %s_e' % (db, name, name))
+    q(conn, "IMPORT FOREIGN SCHEMA %s FROM SERVER %s INTO %s_n OPTIONS (partial_image 'null')" % (
+        db, name, name))
+
+
+def check_imported(conn, name, db, table):
+    """IMPORT's option partial_image and the column _binlog_absent."""
+    opts = q1(conn, "SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table "
+                    "WHERE ftrelid = '%s_n.%s'::regclass" % (name, table))
+    check(opts == 'schema_name=%s,table_name=%s,partial_image=null' % (db, table), 'options %s' % opts)
+    t = q1(conn, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                 "WHERE attrelid = '%s_e.%s'::regclass AND attname = '_binlog_absent'" % (name, table))
+    check(t == 'text[]', '_binlog_absent of the imported table: %s' % t)
+
+
+def case_partial(conn, m_main):
+    # MINIMAL: an insert with a real NULL, an update of one column, one
+    # setting a column to NULL, a delete
+    name, db = 'ty-minimal', 'blf_typed_min'
+    m = start_instance(name, MINIMAL_PORT, '--binlog-row-image=MINIMAL')
+    try:
+        check(mx(m, 'SELECT @@global.binlog_row_image')[0][0] == 'MINIMAL', 'instance not MINIMAL')
+        mx(m, 'CREATE DATABASE %s' % db)
+        mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT)' % db)
+        partial_source(conn, 'tmin', MINIMAL_PORT, db, 6602)
+        mx(m, "INSERT INTO %s.t (id, a, b, c) VALUES (1, 10, 'x', NULL)" % db)
+        mx(m, 'UPDATE %s.t SET a = 11 WHERE id = 1' % db)
+        mx(m, 'UPDATE %s.t SET b = NULL WHERE id = 1' % db)
+        mx(m, 'DELETE FROM %s.t WHERE id = 1' % db)
+        wait_rows(conn, 'SELECT count(*) FROM tmin_n.t', 6, 'the 6 typed rows of tmin_n.t')
+        # the default (partial_image 'error'): reading an absent column is an error
+        expect_absent_error(conn, 'SELECT id, a, b, c FROM tmin_e.t ORDER BY _binlog_seq, _binlog_image', None,
+                            'a', 'MINIMAL peek of all columns')
+        check_imported(conn, 'tmin', db, 't')
+        expect_absent_error(conn, "SELECT b FROM tmin_e.t WHERE _binlog_op = 'update'", None, 'b',
+                            'MINIMAL peek of b')
+        # the columns every image has (id: the after image takes it from the before image)
+        got = q(conn, 'SELECT _binlog_op, _binlog_image, id, _binlog_absent FROM tmin_e.t '
+                      'ORDER BY _binlog_seq, _binlog_image DESC')
+        want = [('insert', 'after', 1, []),
+                ('update', 'before', 1, ['a', 'b', 'c']), ('update', 'after', 1, ['b', 'c']),
+                ('update', 'before', 1, ['a', 'b', 'c']), ('update', 'after', 1, ['a', 'c']),
+                ('delete', 'before', 1, ['a', 'b', 'c'])]
+        check(got == want, 'MINIMAL images (op, image, id, absent): %s, want %s' % (got, want))
+        # partial_image 'null': NULL, listed in _binlog_absent; a real NULL is not listed
+        cols = '_binlog_op, _binlog_image, id, a, b, c, _binlog_absent'
+        peek = q(conn, 'SELECT %s FROM tmin_n.t ORDER BY _binlog_seq, _binlog_image DESC' % cols)
+        want = [('insert', 'after', 1, 10, 'x', None, []),
+                ('update', 'before', 1, None, None, None, ['a', 'b', 'c']),
+                ('update', 'after', 1, 11, None, None, ['b', 'c']),
+                ('update', 'before', 1, None, None, None, ['a', 'b', 'c']),
+                ('update', 'after', 1, None, None, None, ['a', 'c']),
+                ('delete', 'before', 1, None, None, None, ['a', 'b', 'c'])]
+        check(peek == want, 'MINIMAL rows with partial_image null: %s, want %s' % (peek, want))
+        # get_table(): every column is read, so the default is an error; 'null' gives the peek's rows
+        expect_absent_error(conn, 'SELECT * FROM binlog_fdw.get_table(%s, NULL::tmin_e.t)', ('tmin',), 'a',
+                            'MINIMAL get_table')
+        q(conn, 'SELECT binlog_fdw.rollback(%s)', ('tmin',))
+        got = q(conn, 'SELECT %s FROM binlog_fdw.get_table(%%s, NULL::tmin_n.t) ORDER BY _binlog_seq, '
+                      '_binlog_image DESC' % cols, ('tmin',))
+        check(got == peek, 'MINIMAL get_table with partial_image null: %s' % got)
+    finally:
+        drop_source(conn, 'tmin')
+        destroy_instance(name)
+    # NOBLOB: an update of another column leaves the BLOB and TEXT out
+    name, db = 'ty-noblob', 'blf_typed_noblob'
+    m = start_instance(name, NOBLOB_PORT, '--binlog-row-image=NOBLOB')
+    try:
+        check(mx(m, 'SELECT @@global.binlog_row_image')[0][0] == 'NOBLOB', 'instance not NOBLOB')
+        mx(m, 'CREATE DATABASE %s' % db)
+        mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, a INT, bl BLOB, tx TEXT)' % db)
+        partial_source(conn, 'tnob', NOBLOB_PORT, db, 6603)
+        mx(m, "INSERT INTO %s.t VALUES (1, 1, 'blob', NULL)" % db)
+        mx(m, 'UPDATE %s.t SET a = 2 WHERE id = 1' % db)
+        mx(m, "UPDATE %s.t SET tx = 'text' WHERE id = 1" % db)
+        wait_rows(conn, 'SELECT count(*) FROM tnob_n.t', 5, 'the 5 typed rows of tnob_n.t')
+        expect_absent_error(conn, 'SELECT id, a, bl FROM tnob_e.t', None, 'bl', 'NOBLOB peek of bl')
+        got = q(conn, 'SELECT _binlog_image, id, a, _binlog_absent FROM tnob_e.t '
+                      'ORDER BY _binlog_seq, _binlog_image DESC')
+        want = [('after', 1, 1, []), ('before', 1, 1, ['bl', 'tx']), ('after', 1, 2, ['bl', 'tx']),
+                ('before', 1, 2, ['bl', 'tx']), ('after', 1, 2, ['bl'])]
+        check(got == want, 'NOBLOB images (image, id, a, absent): %s, want %s' % (got, want))
+        got = q(conn, 'SELECT _binlog_image, id, a, bl, tx, _binlog_absent FROM tnob_n.t '
+                      'ORDER BY _binlog_seq, _binlog_image DESC')
+        want = [('after', 1, 1, b'blob', None, []), ('before', 1, 1, None, None, ['bl', 'tx']),
+                ('after', 1, 2, None, None, ['bl', 'tx']), ('before', 1, 2, None, None, ['bl', 'tx']),
+                ('after', 1, 2, None, 'text', ['bl'])]
+        got = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in got]
+        check(got == want, 'NOBLOB rows with partial_image null: %s, want %s' % (got, want))
+    finally:
+        drop_source(conn, 'tnob')
+        destroy_instance(name)
 
 
 def log_size():
@@ -430,7 +568,7 @@ def main():
         return 1
     for name, fn in [('import', case_import), ('values', case_values), ('pushdown', case_pushdown),
                      ('get-table', case_get_table), ('hostile-names', case_hostile),
-                     ('stale', case_stale)]:
+                     ('stale', case_stale), ('partial-image', case_partial)]:
         t0 = time.monotonic()
         start = log_size()
         try:

@@ -134,8 +134,6 @@ binlog_fdw_map_table(PG_FUNCTION_ARGS)
 {
 	map_call	mc;
 	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-	AclResult	aclresult;
 	char	   *source;
 	char	   *db;
 	char	   *table;
@@ -146,15 +144,7 @@ binlog_fdw_map_table(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("server and source table must not be null")));
 	memset(&mc, 0, sizeof(mc));
-	server = GetForeignServerByName(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("server \"%s\" is not a binlog_fdw source", server->servername)));
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	server = blpg_lookup_source(text_to_cstring(PG_GETARG_TEXT_PP(0)), ACL_USAGE);
 	mc.server = server->servername;
 
 	source = text_to_cstring(PG_GETARG_TEXT_PP(1));

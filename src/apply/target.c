@@ -1264,6 +1264,24 @@ row_error_context(void *arg)
 			   v->e->gtid_len ? ", GTID " : "", (int) v->e->gtid_len, v->gtid);
 }
 
+/* The row's error context (the table, key, position) from here on. */
+static void
+push_row_context(row_context *rc, ErrorContextCallback *cb, blpg_target *tg,
+				 const blpg_entry_view *v, bl_op op, const bl_row *before, const bl_row *after)
+{
+	rc->target = tg;
+	rc->v = v;
+	rc->op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
+	rc->key_row = op == BL_OP_INSERT ? after : before;
+	rc->before = before;
+	rc->after = after;
+	rc->seq = blpg_apply_current_seq;
+	cb->callback = row_error_context;
+	cb->arg = rc;
+	cb->previous = error_context_stack;
+	error_context_stack = cb;
+}
+
 /*
  * Fill slot (the target's row type) from a row image.  with_defaults (an
  * insert): columns the source lacks and mapped columns the image lacks
@@ -1878,17 +1896,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 		bl_op		orig = op;
 		int			fop;
 
-		rc.target = tg;
-		rc.v = v;
-		rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
-		rc.key_row = op == BL_OP_INSERT ? after : before;
-		rc.before = before;
-		rc.after = after;
-		rc.seq = blpg_apply_current_seq;
-		cb.callback = row_error_context;
-		cb.arg = &rc;
-		cb.previous = error_context_stack;
-		error_context_stack = &cb;
+		push_row_context(&rc, &cb, tg, v, op, before, after);
 		/* lives until the row is written (the per-tuple context) */
 		oldcxt = MemoryContextSwitchTo(GetPerTupleMemoryContext(tg->estate));
 		fop = filter_op(ts, tg, op, before, after);
@@ -1910,17 +1918,7 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	if (op == BL_OP_INSERT && tg->can_buffer)
 		buffer_prepare(ts, tg, v);
 
-	rc.target = tg;
-	rc.v = v;
-	rc.op = op == BL_OP_INSERT ? "INSERT" : op == BL_OP_UPDATE ? "UPDATE" : "DELETE";
-	rc.key_row = op == BL_OP_INSERT ? after : before;
-	rc.before = before;
-	rc.after = after;
-	rc.seq = blpg_apply_current_seq;
-	cb.callback = row_error_context;
-	cb.arg = &rc;
-	cb.previous = error_context_stack;
-	error_context_stack = &cb;
+	push_row_context(&rc, &cb, tg, v, op, before, after);
 
 	check_privileges(tg, op == BL_OP_INSERT ?
 					 (tg->conflict == BLPG_CONFLICT_ERROR ? ACL_INSERT :

@@ -704,8 +704,6 @@ binlog_fdw_map_history(PG_FUNCTION_ARGS)
 {
 	history_call hc;
 	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-	AclResult	aclresult;
 	char	   *source;
 	const char *schema;
 	const char *table;
@@ -722,15 +720,7 @@ binlog_fdw_map_history(PG_FUNCTION_ARGS)
 				 errmsg("server and source table must not be null")));
 	memset(&hc, 0, sizeof(hc));
 	hc.cxt = CurrentMemoryContext;
-	server = GetForeignServerByName(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("server \"%s\" is not a binlog_fdw source", server->servername)));
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	server = blpg_lookup_source(text_to_cstring(PG_GETARG_TEXT_PP(0)), ACL_USAGE);
 	hc.server = server->servername;
 	source = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	blpg_split_source_table(source, &hc.db, &hc.table);

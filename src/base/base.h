@@ -15,6 +15,8 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "foreign/foreign.h"
+#include "nodes/parsenodes.h"
 
 #include "bl_decoder.h"
 
@@ -105,6 +107,12 @@ typedef struct blpg_source_config
 	char	   *user;
 	char	   *password;
 } blpg_source_config;
+
+/*
+ * A binlog_fdw source's server by name, which the current role may use
+ * with mode (an error otherwise: unknown, another wrapper's, no privilege).
+ */
+extern ForeignServer *blpg_lookup_source(const char *name, AclMode mode);
 
 /* Read a server's options and the user mapping of userid. */
 extern blpg_source_config *blpg_load_config(Oid serverid, Oid userid);

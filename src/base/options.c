@@ -21,7 +21,9 @@
 #include "lib/stringinfo.h"
 #include "catalog/pg_collation.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "regex/regex.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/varlena.h"
 #include "utils/timestamp.h"
@@ -293,6 +295,24 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		if (value[0] == '\0')
 			bad_value(name, value, def->help);
 	}
+}
+
+ForeignServer *
+blpg_lookup_source(const char *name, AclMode mode)
+{
+	ForeignServer *server = GetForeignServerByName(name, false);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	AclResult	aclresult;
+
+	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("server \"%s\" is not a binlog_fdw source", name),
+				 errdetail("It uses the foreign-data wrapper \"%s\".", fdw->fdwname)));
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	return server;
 }
 
 blpg_source_config *

@@ -66,20 +66,10 @@ blpg_slot *
 blpg_consumer_slot(const char *name, ForeignServer **server_out)
 {
 	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-	AclResult	aclresult;
 	blpg_slot  *slot;
 
 	blpg_require_shmem();
-	server = GetForeignServerByName(name, false);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("server \"%s\" is not a binlog_fdw source", name)));
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	server = blpg_lookup_source(name, ACL_USAGE);
 	slot = blpg_find_slot(MyDatabaseId, server->serverid);
 	/* a source whose stop committed is not started, even while it exits */
 	if (slot == NULL || !slot->wanted)

@@ -28,24 +28,6 @@ PG_FUNCTION_INFO_V1(binlog_fdw_start);
 PG_FUNCTION_INFO_V1(binlog_fdw_stop);
 PG_FUNCTION_INFO_V1(binlog_fdw_reset);
 
-static ForeignServer *
-lookup_source(const char *name, AclMode mode)
-{
-	ForeignServer *server = GetForeignServerByName(name, false);
-	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
-	AclResult	aclresult;
-
-	if (strcmp(fdw->fdwname, "binlog_fdw") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("server \"%s\" is not a binlog_fdw source", name),
-				 errdetail("It uses the foreign-data wrapper \"%s\".", fdw->fdwname)));
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), mode);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
-	return server;
-}
-
 static void
 require_not_in_recovery(const char *what)
 {
@@ -105,7 +87,7 @@ binlog_fdw_start(PG_FUNCTION_ARGS)
 
 	blpg_require_shmem();
 	require_not_in_recovery("start");
-	server = lookup_source(name, ACL_USAGE);
+	server = blpg_lookup_source(name, ACL_USAGE);
 	require_current_tables("start");
 	/* fails early on missing user mapping or bad options */
 	(void) blpg_load_config(server->serverid, GetUserId());
@@ -203,7 +185,7 @@ binlog_fdw_stop(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		ForeignServer *server = lookup_source(name, ACL_USAGE);
+		ForeignServer *server = blpg_lookup_source(name, ACL_USAGE);
 
 		serverid = server->serverid;
 		srvname = server->servername;
@@ -227,7 +209,7 @@ binlog_fdw_reset(PG_FUNCTION_ARGS)
 	blpg_slot  *slot;
 	TimestampTz deadline = GetCurrentTimestamp() + 60 * USECS_PER_SEC;
 
-	server = lookup_source(name, ACL_USAGE);
+	server = blpg_lookup_source(name, ACL_USAGE);
 	for (;;)
 	{
 		bool		wanted;

@@ -89,14 +89,8 @@ blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int ns
 		p += n;
 	}
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_loader_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw loader for %s", server_name);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw loader");
+	blpg_bgworker_init(&bgw, "blpg_loader_main", "loader",
+					   psprintf("binlog_fdw loader for %s", server_name));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
 	bgw.bgw_notify_pid = MyProcPid;
 	l->seg = seg;

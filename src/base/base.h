@@ -114,6 +114,15 @@ typedef struct blpg_source_config
  */
 extern ForeignServer *blpg_lookup_source(const char *name, AclMode mode);
 
+/*
+ * A background worker of the extension (bgworker.c): function in library
+ * binlog_fdw, type "binlog_fdw <type>", name as given; a database
+ * connection, started after recovery, never restarted by the postmaster.
+ */
+struct BackgroundWorker;
+extern void blpg_bgworker_init(struct BackgroundWorker *bgw, const char *function,
+							   const char *type, const char *name);
+
 /* Read a server's options and the user mapping of userid. */
 extern blpg_source_config *blpg_load_config(Oid serverid, Oid userid);
 

@@ -25,14 +25,11 @@ static void
 fill_worker(BackgroundWorker *bgw, blpg_slot *slot, const char *function,
 			const char *type, uint64 token)
 {
-	memset(bgw, 0, sizeof(*bgw));
-	bgw->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw->bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher supervises */
-	snprintf(bgw->bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw->bgw_function_name, BGW_MAXLEN, "%s", function);
-	snprintf(bgw->bgw_name, BGW_MAXLEN, "binlog_fdw %s %s", type, slot->server_name);
-	snprintf(bgw->bgw_type, BGW_MAXLEN, "binlog_fdw %s", type);
+	char		name[BGW_MAXLEN];
+
+	/* never restarted by the postmaster: the launcher supervises */
+	snprintf(name, sizeof(name), "binlog_fdw %s %s", type, slot->server_name);
+	blpg_bgworker_init(bgw, function, type, name);
 	bgw->bgw_main_arg = Int32GetDatum((int) (slot - blpg_shared->slots));
 	memcpy(bgw->bgw_extra, &token, sizeof(token));
 }

@@ -54,14 +54,8 @@ blpg_register_launcher(void)
 {
 	BackgroundWorker bgw;
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	blpg_bgworker_init(&bgw, "blpg_launcher_main", "launcher", "binlog_fdw launcher");
 	bgw.bgw_restart_time = 5;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_launcher_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw launcher");
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw launcher");
 	RegisterBackgroundWorker(&bgw);
 }
 
@@ -127,14 +121,8 @@ launch_starter(Oid dboid)
 	BackgroundWorker bgw;
 	BackgroundWorkerHandle *handle;
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "binlog_fdw");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "blpg_starter_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "binlog_fdw starter for database %u", dboid);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "binlog_fdw starter");
+	blpg_bgworker_init(&bgw, "blpg_starter_main", "starter",
+					   psprintf("binlog_fdw starter for database %u", dboid));
 	bgw.bgw_main_arg = ObjectIdGetDatum(dboid);
 	bgw.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))

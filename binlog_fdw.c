@@ -88,6 +88,15 @@ define_session_gucs(void)
 							100000, 1, INT_MAX,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.schema_history_retention",
+							"How long a superseded row of binlog_fdw.schema_history is kept.",
+							"Only a table's latest definition is read; when a DDL or a copy records a newer "
+							"one, the table's rows recorded longer ago than this are deleted in that "
+							"transaction. -1 keeps every row.",
+							&blpg_schema_history_retention,
+							30 * 86400, -1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.jsonl_max_bytes",
 							"Largest text of one get_jsonl() batch.",
 							"A batch whose JSON lines would be longer ends at the last transaction "

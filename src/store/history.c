@@ -40,6 +40,8 @@
 
 #include "bl_charset.h"
 
+int			blpg_schema_history_retention = 30 * 86400;	/* seconds; -1: keep */
+
 typedef struct hcol
 {
 	char	   *name;
@@ -634,6 +636,31 @@ save_fn(void *arg)
 							  "FROM binlog_fdw.schema_history WHERE server_name = $1",
 							  8, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write binlog_fdw.schema_history");
+
+	/*
+	 * The new row supersedes the table's older ones: only the latest row
+	 * of a table is ever read (load_fn), so those recorded more than
+	 * binlog_fdw.schema_history_retention ago go, in this transaction.
+	 * The latest row stays, a dropped table's marker too.
+	 */
+	if (blpg_schema_history_retention >= 0)
+	{
+		Oid			ptypes[4] = {TEXTOID, TEXTOID, TEXTOID, FLOAT8OID};
+		Datum		pargs[4];
+
+		pargs[0] = args[0];
+		pargs[1] = args[1];
+		pargs[2] = args[2];
+		pargs[3] = Float8GetDatum((double) blpg_schema_history_retention);
+		if (SPI_execute_with_args("DELETE FROM binlog_fdw.schema_history h "
+								  "WHERE h.server_name = $1 AND h.source_schema = $2 "
+								  "AND h.source_table = $3 "
+								  "AND h.recorded_at <= pg_catalog.now() - pg_catalog.make_interval(secs => $4) "
+								  "AND h.seq < (SELECT max(l.seq) FROM binlog_fdw.schema_history l "
+								  "WHERE l.server_name = $1 AND l.source_schema = $2 AND l.source_table = $3)",
+								  4, ptypes, pargs, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not prune binlog_fdw.schema_history");
+	}
 }
 
 static void

@@ -830,6 +830,9 @@ extern List *blpg_ddl_type_members(const char *type);
  */
 typedef struct blpg_history blpg_history;
 
+/* binlog_fdw.schema_history_retention: seconds a superseded row is kept */
+extern int	blpg_schema_history_retention;
+
 extern blpg_history *blpg_history_create(const char *server_name, blpg_filter *filter,
 										 MemoryContext parent);
 /* The server's name now (a RENAME renamed its rows). */

@@ -58,6 +58,10 @@ Cases:
                    mid-history and from 'earliest'; a start before the DDL is
                    refused; FULL: the event's names checked against the
                    history (cases_history.py)
+  schema-history-prune
+                   binlog_fdw.schema_history_retention: superseded rows
+                   deleted at a table's next DDL, the latest kept and used
+                   after a restart; -1 keeps all (cases_history.py)
   geometry-bytea, geometry-postgis
                    GEOMETRY columns as EWKB bytea, and as PostGIS geometry
                    when the extension is in the target database
@@ -201,6 +205,7 @@ def main():
         ('schema-history-minimal', lambda: cases_history.case_minimal(conn_box[0], m)),
         ('schema-history-nolog', lambda: cases_history.case_nolog(conn_box[0], m)),
         ('schema-history-full', lambda: cases_history.case_full(conn_box[0], m)),
+        ('schema-history-prune', lambda: cases_history.case_prune(conn_box[0], m)),
         ('geometry-postgis', lambda: cases_geometry.case_geometry_postgis(conn_box[0], m)),
         ('sync-running', lambda: cases_load.case_sync_running(conn_box[0], m)),
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),

@@ -26,6 +26,11 @@ order and names, and the rows land in the right columns.
       stops the worker with an error naming table, column and both names;
       snapshot() under a RENAME of its server that commits meanwhile writes
       the history's rows under the new name.
+  schema-history-prune  the suite's MariaDB: with binlog_fdw.schema_history_retention
+      at its default (30 days) every DDL's row stays; at 0 the next DDL of a
+      table deletes its superseded rows (its latest stays, and a dropped
+      table's marker); a restarted worker then decodes the table's rows
+      with that latest row (equal to MariaDB), and -1 keeps every row.
 
 Instances: "ac-hmin" (BLF_APPLY_HMIN_PORT, 3443), "ac-hnolog"
 (BLF_APPLY_HNOLOG_PORT, 3444), destroyed at the end unless BLF_APPLY_KEEP=1.
@@ -345,5 +350,76 @@ def case_full(conn, m):
         check(q1(conn, 'SELECT count(*) FROM %s.t' % db) == 2, 'a row was applied')
         seed_under_rename(conn, m)
     finally:
+        if src and not KEEP:
+            src.drop()
+
+
+def set_retention(conn, value):
+    """ALTER SYSTEM binlog_fdw.schema_history_retention (None: RESET) and
+    wait until this session sees it."""
+    if value is None:
+        q(conn, 'ALTER SYSTEM RESET binlog_fdw.schema_history_retention')
+    else:
+        q(conn, "ALTER SYSTEM SET binlog_fdw.schema_history_retention = '%s'" % value)
+    q(conn, 'SELECT pg_reload_conf()')
+    want = {None: '30d', 0: '0', -1: '-1'}[value]
+    wait_for('schema_history_retention %s' % want,
+             lambda: q1(conn, 'SHOW binlog_fdw.schema_history_retention') == want, 10)
+
+
+def case_prune(conn, m):
+    """Superseded schema-history rows are pruned after the retention."""
+    db = 'blf_ac_hprune'
+    name = 'ac_hprune'
+    src = None
+
+    def rows_of(table):
+        return q1(conn, 'SELECT count(*) FROM binlog_fdw.schema_history WHERE server_name = %s '
+                        'AND source_schema = %s AND source_table = %s', (name, db, table))
+    try:
+        mdb_fresh(m, db)
+        mx(m, 'CREATE TABLE %s.t (id INT PRIMARY KEY, a INT, b INT)' % db)
+        mx(m, 'INSERT INTO %s.t VALUES (1, 1, 2)' % db)
+        src = Source(conn, name, r'^%s\.' % db)
+        src.snapshot(['%s.t' % db])
+        src.start()
+        # the default keeps every row: the copy's seed and one per DDL
+        for ddl in ('ADD c INT', 'CHANGE b bb INT FIRST', 'DROP COLUMN a'):
+            mx(m, 'ALTER TABLE %s.t %s' % (db, ddl))
+            mx(m, 'INSERT INTO %s.t (id) VALUES (%d)' % (db, 10 + rows_of('t')))
+            src.sync(m)
+        mx(m, 'CREATE TABLE %s.d (id INT PRIMARY KEY)' % db)
+        mx(m, 'DROP TABLE %s.d' % db)
+        src.sync(m)
+        check(rows_of('t') == 4, 'default retention: %d rows of t, want 4' % rows_of('t'))
+        check(rows_of('d') == 2, 'default retention: %d rows of d, want 2' % rows_of('d'))
+        # 0: the next DDL of t leaves only its new row; d keeps its marker
+        set_retention(conn, 0)
+        mx(m, 'ALTER TABLE %s.t ADD e VARCHAR(10) AFTER id' % db)
+        mx(m, "INSERT INTO %s.t (id, e, c) VALUES (20, 'x', 3)" % db)
+        src.sync(m)
+        check(rows_of('t') == 1, 'retention 0: %d rows of t, want 1' % rows_of('t'))
+        check(rows_of('d') == 2, 'retention 0: %d rows of d (no DDL of d since), want 2' % rows_of('d'))
+        latest = latest_columns(conn, name, 't')
+        check(latest == 'bb,id,e,c', 'latest definition of t: %s' % latest)
+        # a restarted worker loads that row and decodes with it
+        q(conn, 'SELECT binlog_fdw.stop(%s)', (name,))
+        wait_for('worker of %s to stop' % name,
+                 lambda: (status(conn, name) or {}).get('state') in (None, 'stopped'), 30)
+        mx(m, "INSERT INTO %s.t (id, e, bb, c) VALUES (21, 'y', 5, 6)" % db)
+        mx(m, "UPDATE %s.t SET e = 'z' WHERE id = 1" % db)
+        src.start()
+        src.sync(m)
+        n = same(conn, m, db, ['id', 'e', 'bb', 'c'], 'after the prune and a restart')
+        check(n == 6, '%d rows' % n)
+        # -1 keeps every row again
+        set_retention(conn, -1)
+        mx(m, 'ALTER TABLE %s.t ADD f INT' % db)
+        mx(m, 'INSERT INTO %s.t (id, f) VALUES (22, 7)' % db)
+        src.sync(m)
+        check(rows_of('t') == 2, 'retention -1: %d rows of t, want 2' % rows_of('t'))
+        same(conn, m, db, ['id', 'e', 'bb', 'c', 'f'], 'retention -1')
+    finally:
+        set_retention(conn, None)
         if src and not KEEP:
             src.drop()

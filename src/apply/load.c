@@ -515,6 +515,9 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		}
 	}
 	first = truncate || st->nchunks == 0;
+	/* another loader copied the first chunk meanwhile: the next as below */
+	if (exclusive && !first)
+		return CHUNK_MORE;
 	if (!first)
 	{
 		/*
@@ -522,18 +525,15 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		 * waits for this chunk, other chunks do not; where the range is now
 		 * is read under both (read-write: a snapshot taken now).
 		 */
-		range = claim_range(serverid, st, wait && !exclusive);
+		range = claim_range(serverid, st, wait);
 		if (range < 0)
 			return CHUNK_BUSY;
-		if (!exclusive)
-		{
-			blpg_sync_lock_chunk(serverid, db, table);
-			blpg_run_as_owner(state_read_fn, st);
-			if (st->complete)
-				return CHUNK_COMPLETE;
-			if (range >= st->nranges || st->range_done[range] || st->nchunks == 0)
-				return CHUNK_MORE;
-		}
+		blpg_sync_lock_chunk(serverid, db, table);
+		blpg_run_as_owner(state_read_fn, st);
+		if (st->complete)
+			return CHUNK_COMPLETE;
+		if (range >= st->nranges || st->range_done[range] || st->nchunks == 0)
+			return CHUNK_MORE;
 	}
 	/* a source that has no position begins at this chunk's (the first) */
 	if (first)

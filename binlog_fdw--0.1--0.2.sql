@@ -619,3 +619,63 @@ $$;
 COMMENT ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) IS
   'set the column, mask, operation and row filter of a source table (or of every table of the source)';
 REVOKE ALL ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) FROM PUBLIC;
+
+-- load(..., parallel => N) loads one table's key ranges at once: its first
+-- chunk splits the keys above it into ranges (load_split: the upper bound
+-- of each range but the last, which has none; NULL: one range, the chunks
+-- are the prefix of the keys described above), each range copied in
+-- chunks of its own by whichever loader takes it.  load_range[i]: the
+-- range of chunk i (1-based; NULL: all range 1); the chunks of one range
+-- are in key order, and load_key_hi[i] NULL is the rest of that range.  A
+-- load is complete when each range has its last chunk.
+ALTER TABLE table_mapping ADD COLUMN load_split text[], ADD COLUMN load_range integer[];
+
+-- load_status: the chunks are complete when every range has its last one;
+-- keys_to is the bound of the last chunk committed; ranges: the key ranges
+-- of a parallel load, ranges_complete: those copied to their end.
+CREATE OR REPLACE VIEW load_status AS
+SELECT server_name AS server,
+       source_schema || '.' || source_table AS source,
+       cardinality(load_key_hi) AS chunks,
+       (SELECT sum(r) FROM unnest(load_rows) AS r)::bigint AS rows_copied,
+       (SELECT k FROM unnest(load_key_hi) WITH ORDINALITY AS u(k, i)
+         WHERE k IS NOT NULL ORDER BY i DESC LIMIT 1) AS keys_to,
+       cardinality(load_key_hi) > 0 AND
+         (SELECT count(*) FROM unnest(load_key_hi) AS k WHERE k IS NULL) =
+         coalesce(cardinality(load_split), 0) + 1 AS complete,
+       load_file[cardinality(load_file)] || ':' || load_pos[cardinality(load_pos)] AS last_position,
+       synced_at AS last_chunk_at,
+       coalesce(cardinality(load_split), 0) + 1 AS ranges,
+       (SELECT count(*) FROM unnest(load_key_hi) AS k WHERE k IS NULL)::integer AS ranges_complete
+  FROM table_mapping
+ WHERE load_key_hi IS NOT NULL;
+
+CREATE OR REPLACE VIEW load_progress AS
+WITH t AS (
+    SELECT server_name AS server,
+           cardinality(load_key_hi) > 0 AND
+             (SELECT count(*) FROM unnest(load_key_hi) AS k WHERE k IS NULL) =
+             coalesce(cardinality(load_split), 0) + 1 AS complete,
+           coalesce((SELECT sum(r) FROM unnest(load_rows) AS r), 0)::bigint AS rows_copied,
+           load_estimate
+      FROM table_mapping
+     WHERE load_key_hi IS NOT NULL),
+live AS (
+    SELECT server, sum(rows_per_second) AS rows_per_second
+      FROM sync_progress()
+     GROUP BY server),
+per_server AS (
+    SELECT server,
+           count(*) AS tables,
+           count(*) FILTER (WHERE complete) AS tables_complete,
+           sum(rows_copied)::bigint AS rows_copied,
+           sum(CASE WHEN complete THEN rows_copied
+                    ELSE greatest(coalesce(load_estimate, 0), rows_copied) END)::bigint AS rows_estimated
+      FROM t
+     GROUP BY server)
+SELECT p.server, p.tables, p.tables_complete, p.rows_copied, p.rows_estimated,
+       l.rows_per_second,
+       CASE WHEN l.rows_per_second > 0
+            THEN now() + make_interval(secs => greatest(p.rows_estimated - p.rows_copied, 0) / l.rows_per_second)
+       END AS eta
+  FROM per_server p LEFT JOIN live l USING (server);

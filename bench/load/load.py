@@ -9,6 +9,8 @@ bench/decoder/gen_workload.py --table wide).  T below is that table:
   fdw-snapshot   SELECT * FROM binlog_fdw.snapshot(server, ARRAY['T'])
   fdw-load       CALL binlog_fdw.load(server, ARRAY['T'], chunk_rows)
   fdw-load-2s    two sessions CALL load() on T at once (they share its chunks)
+  fdw-load-r2    one CALL load(..., parallel => 2) of T: two loaders, each
+                 copying another key range of it at once
   fdw-load-p2    one CALL load(..., parallel => 2) of T_h1 and T_h2 (a
                  background loader takes the second table)
   fdw-load-2t    two sessions CALL load() at once, on T_h1 and T_h2 (the
@@ -46,11 +48,13 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import benchlib as B  # noqa: E402
 
-ALL_TOOLS = ['fdw-snapshot', 'fdw-load', 'fdw-load-2s', 'fdw-load-2t', 'fdw-load-p2', 'pgloader', 'pipe', 'pg-copy']
+ALL_TOOLS = ['fdw-snapshot', 'fdw-load', 'fdw-load-2s', 'fdw-load-r2', 'fdw-load-2t', 'fdw-load-p2', 'pgloader',
+             'pipe', 'pg-copy']
 LABELS = {
     'fdw-snapshot': 'binlog_fdw snapshot() (1 transaction, 1 connection)',
     'fdw-load': 'binlog_fdw CALL load() (chunks, 1 session)',
     'fdw-load-2s': 'binlog_fdw CALL load(), 2 sessions, same table',
+    'fdw-load-r2': 'binlog_fdw CALL load(parallel => 2), 1 table (2 key ranges at once)',
     'fdw-load-2t': 'binlog_fdw CALL load(), 2 sessions, 2 tables (halves)',
     'fdw-load-p2': 'binlog_fdw CALL load(parallel => 2), 2 tables (halves)',
     'pgloader': 'pgloader (data copy)',
@@ -61,6 +65,7 @@ SHORT = {
     'fdw-snapshot': 'binlog_fdw\nsnapshot()',
     'fdw-load': 'binlog_fdw\nload() 1 session',
     'fdw-load-2s': 'binlog_fdw\nload() 2 sess.\nsame table',
+    'fdw-load-r2': 'binlog_fdw\nload(parallel 2)\n1 table',
     'fdw-load-2t': 'binlog_fdw\nload() 2 sess.\n2 tables',
     'fdw-load-p2': 'binlog_fdw\nload(parallel 2)\n2 tables',
     'pgloader': 'pgloader\n(data copy)',
@@ -255,6 +260,15 @@ class Bench:
         s = self.server(c)
         t0 = time.perf_counter()
         B.q(c, "CALL binlog_fdw.load(%s, ARRAY[%s], %s)", (s, '%s.%s' % (self.db, self.tab), self.a.chunk_rows))
+        dt = time.perf_counter() - t0
+        chunks = B.q1(c, "SELECT sum(chunks) FROM binlog_fdw.load_status WHERE server = %s", (s,))
+        return {'seconds': dt, 'servers': [s], 'chunks': chunks}
+
+    def fdw_load_r2(self, c):
+        s = self.server(c)
+        t0 = time.perf_counter()
+        B.q(c, "CALL binlog_fdw.load(%s, ARRAY[%s], %s, false, 2)", (s, '%s.%s' % (self.db, self.tab),
+                                                                    self.a.chunk_rows))
         dt = time.perf_counter() - t0
         chunks = B.q1(c, "SELECT sum(chunks) FROM binlog_fdw.load_status WHERE server = %s", (s,))
         return {'seconds': dt, 'servers': [s], 'chunks': chunks}

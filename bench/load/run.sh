@@ -10,6 +10,8 @@
 #                  (one transaction, one connection)
 #   fdw-load       CALL binlog_fdw.load(server, ARRAY['T'], chunk_rows)
 #                  (one session, a transaction per chunk)
+#   fdw-load-r2    CALL load(..., parallel => 2) of T: two loaders, each on
+#                  another key range of it at once
 #   fdw-load-2s    two sessions CALL load() on T at once (they share its
 #                  chunks)
 #   fdw-load-2t    two sessions CALL load() at once, each on one half of the
@@ -33,7 +35,8 @@
 #
 # options:
 #   --runs N         timed runs per tool (default 3)
-#   --tools LIST     subset of fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-2t,pgloader,pipe,pg-copy
+#   --tools LIST     subset of fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-r2,fdw-load-2t,
+#                    fdw-load-p2,pgloader,pipe,pg-copy
 #   --tables LIST    standard, wide or both (default standard,wide), one after
 #                    the other
 #   --rows N         rows of the table (default 2,000,000, wide 200,000;
@@ -54,7 +57,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
 RUNS=3
-TOOLS=fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-2t,fdw-load-p2,pgloader,pipe,pg-copy
+TOOLS=fdw-snapshot,fdw-load,fdw-load-2s,fdw-load-r2,fdw-load-2t,fdw-load-p2,pgloader,pipe,pg-copy
 TABLES=standard,wide
 TABLE=
 ROWS=

@@ -179,6 +179,8 @@ typedef struct blpg_load_chunk
 	const char *after;			/* the chunk's keys are above this one (its
 								 * integers, comma-separated, in the key's
 								 * order), NULL: from the start */
+	const char *upto;			/* ... and at most this one (one integer
+								 * column only), NULL: to the end */
 	int64		rows_before;	/* progress: rows of the table's earlier chunks */
 	TimestampTz started;		/* the load's start in this session (0: now) */
 	int64		rows_at_start;	/* rows of the chunks before that */
@@ -222,6 +224,19 @@ extern void blpg_sync_lock_share(Oid serverid, const char *schema, const char *t
  * ends; all at once, never waiting while holding one of them.
  */
 extern void blpg_sync_lock_tables(Oid serverid, List *names);
+
+/*
+ * A chunk of load(): lock source table schema.table against apply and
+ * whole copies (not against other chunks) until this transaction ends.
+ */
+extern void blpg_sync_lock_chunk(Oid serverid, const char *schema, const char *table);
+
+/*
+ * The key range range (0-based) of a load of schema.table, for one loader
+ * until this transaction ends: false if another has it and !wait.
+ */
+extern bool blpg_load_range_lock(Oid serverid, const char *schema, const char *table,
+								 int range, bool wait);
 
 /* ---- DDL (ddl.c) ---- */
 
@@ -322,13 +337,16 @@ extern void blpg_snapshot_finish_target(const char *server_name, struct bl_snaps
 /*
  * Load sources[0..n-1] chunk by chunk from sources[first] on, wrapping
  * around, each chunk committed by commit() (load.c); quiet: no NOTICEs.
+ * ranges: the key ranges a table's first chunk splits the rest of its
+ * keys into (1: none); loader: this loader's number (0: the caller), the
+ * range it begins with.
  */
 struct bl_source_options;
 extern void blpg_load_tables(const char *server_name, Oid serverid,
 							 const struct bl_source_options *so,
 							 const blpg_apply_options *opts, char **sources, int n,
 							 int first, int64 chunk_rows, bool truncate, bool quiet,
-							 void (*commit) (void));
+							 int ranges, int loader, void (*commit) (void));
 
 /* The reload's copy of one table (load.c, for reload.c). */
 extern bool blpg_load_reload_table(const char *server_name, Oid serverid,
@@ -344,7 +362,8 @@ extern PGDLLEXPORT void blpg_reloader_main(Datum main_arg);
 #define BLPG_MAX_LOADERS 16
 /* required false: NULL when no background worker is free (else an error) */
 extern void *blpg_loader_launch(const char *server_name, Oid serverid, char **sources,
-								int nsources, int first, int64 chunk_rows, bool required);
+								int nsources, int first, int64 chunk_rows, int ranges,
+								bool required);
 /* Wait for them all; an error if one failed. */
 extern void blpg_loaders_wait(List *loaders);
 extern void blpg_loaders_stop(List *loaders);

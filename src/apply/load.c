@@ -17,10 +17,11 @@
  * columns in load_key_columns).  Apply finds
  * a changed row's chunk by its key (target.c, blpg_target_chunk_op()): a
  * change before its chunk's position is in the copy, a change of a key
- * above every chunk copied so far is in a chunk still to come (its copy
- * will be later than the change), anything else is applied.  The chunk and
- * apply are kept apart by synclock.c's lock (the chunk holds it
- * exclusively, so apply reads the chunks only between them).  So every
+ * above every chunk copied so far (of its range, below) is in a chunk
+ * still to come (its copy will be later than the change), anything else
+ * is applied.  The chunk and apply are kept apart by synclock.c's lock
+ * (a chunk holds it against apply, so apply reads the chunks only between
+ * them).  So every
  * change is applied exactly once, per key, without a long transaction on
  * the source.  A table without such a key is copied in one chunk (one
  * consistent pass, as snapshot() does), still committed with its
@@ -31,9 +32,61 @@
  * error (the copy so far has the old shape): drop the target and load
  * again.
  *
- * Several load() calls (one per session) load several tables at once, and
- * share the chunks of one table: each reads the table's progress under the
- * chunk's lock and copies the next chunk.
+ * Several load() calls (one per session, or the background loaders of
+ * parallel => N: loaders.c) load several tables at once, and several key
+ * ranges of one table at once:
+ *
+ * Ranges.  With parallel => N, the first chunk of a table whose key is one
+ * integer column, if it is full, also reads the source's greatest key in
+ * its snapshot and splits the keys above its own into up to N ranges of
+ * equal width (at least chunk_rows keys each; split_keys()); it records
+ * the split in the mapping row (load_split: each range's upper bound but
+ * the last's, the first range being the first chunk's keys) in its own
+ * transaction, under the exclusive lock, so no other chunk or apply sees
+ * the table in between.  Every later chunk belongs to one range
+ * (load_range[i]) and holds the range's keys above its previous chunk (or
+ * above the range's lower bound) up to its own bound, the range's last
+ * chunk (load_key_hi NULL) up to the range's end.  The ranges partition
+ * the integers (the first has no lower bound, the last no upper one: a key
+ * inserted later below or above every key at the split is in them), so
+ * every key is in exactly one range and, once its range is complete, in
+ * exactly one chunk; the table is complete when every range is.  Keys of
+ * several columns, and tables loaded without parallel, keep one range
+ * (the chunks are then the prefix they always were): splitting a key of
+ * several columns would need bounds over all of them.
+ *
+ * Who copies what.  A loader takes a range for one chunk with the range's
+ * lock (synclock.c; conditionally, passing to the next range, or to the
+ * next table when every range left is another's, then in a second round
+ * waiting for one), then the table's chunk lock, then reads where the
+ * range is (a snapshot taken now: the chunks of the range committed by
+ * the loaders before it, which released the range's lock only after their
+ * commit).  So a range's chunks are copied one after another, in key
+ * order, each once, and different ranges at once.  A range is resumed at
+ * its next chunk by whichever loader takes it, in this call or the next.
+ *
+ * Exactly once, per key k of range r, whose chunk c (copied as of
+ * position P) holds it.  Apply reads the chunks once per transaction,
+ * under the chunk lock in share mode, held until its end; a chunk holds
+ * the lock in RowExclusiveLock from before it takes P until its commit,
+ * which conflicts with share mode (and not with the other chunks of the
+ * table).  A change of k at position Q that apply reads while c is
+ * committed: skipped if Q is before P (in the copy), else applied (after
+ * it).  While c is not committed (apply finds no chunk of range r at k:
+ * "to be copied", skipped): apply's transaction and c's hold of the lock
+ * do not overlap, and apply's does not come after c's commit, so it
+ * ended before c took P; every change apply read had been written to the
+ * binlog before, so Q is before P: the copy holds the change.  An update
+ * moving a row between chunks or ranges is the delete and/or insert each
+ * side amounts to (blpg_target_chunk_op() in target.c).
+ *
+ * The chunk that completes the table builds its indexes and analyzes it:
+ * the chunks of several ranges append themselves to the mapping row one
+ * after the other (the row's lock; read committed: each appends to the
+ * row as the last one left it), and only the one whose row has every range
+ * complete does it, when every other chunk has committed.  Progress
+ * (sync_progress) shows each loader with the table's committed rows plus
+ * its own chunk, its rate counting its own rows.
  */
 #include "apply/apply.h"
 
@@ -60,18 +113,40 @@ typedef struct load_state
 	const char *server_name;
 	const char *db;
 	const char *table;
-	MemoryContext cxt;
+	MemoryContext cxt;			/* what is read (reset at each read) */
 	int			nchunks;
-	bool		complete;		/* the last chunk has no upper bound */
+	bool		complete;		/* every range has its last chunk */
 	char	   *after;			/* the last chunk's upper key */
 	char	   *digest;
 	int64		rows;			/* rows of the chunks so far */
 	bool		created;		/* the first chunk created the target */
 	bool		recorded;		/* the mapping row shows a load (load_key_hi) */
+	int			nranges;		/* key ranges: 1 + the bounds of load_split */
+	char	  **split;			/* nranges - 1 upper bounds */
+	int		   *range_chunks;	/* per range: its chunks */
+	char	  **range_after;	/* ... the upper key of its last one */
+	bool	   *range_done;		/* ... it has its last one */
 	/* this call's load of the table (progress) */
 	TimestampTz started;
-	int64		rows_at_start;
+	int64		mine;			/* rows this loader copied of it */
+	int			prefer;			/* the range it tries first */
 } load_state;
+
+/* The elements of a text[] (NULL elements NULL), in CurrentMemoryContext. */
+static char **
+text_elements(Datum array, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **out;
+
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, n);
+	out = palloc0(sizeof(char *) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+		out[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return out;
+}
 
 static void
 state_read_fn(void *arg)
@@ -80,6 +155,7 @@ state_read_fn(void *arg)
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		vals[3];
 
+	MemoryContextReset(st->cxt);
 	vals[0] = CStringGetTextDatum(st->server_name);
 	vals[1] = CStringGetTextDatum(st->db);
 	vals[2] = CStringGetTextDatum(st->table);
@@ -90,8 +166,12 @@ state_read_fn(void *arg)
 	st->rows = 0;
 	st->created = false;
 	st->recorded = false;
-	if (SPI_execute_with_args("SELECT cardinality(load_key_hi), load_key_hi[cardinality(load_key_hi)], "
-							  "load_key_hi[cardinality(load_key_hi)] IS NULL, load_digest, "
+	st->nranges = 1;
+	st->split = NULL;
+	st->range_chunks = MemoryContextAllocZero(st->cxt, sizeof(int));
+	st->range_after = MemoryContextAllocZero(st->cxt, sizeof(char *));
+	st->range_done = MemoryContextAllocZero(st->cxt, sizeof(bool));
+	if (SPI_execute_with_args("SELECT load_key_hi, load_range, load_split, load_digest, "
 							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created "
 							  "FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
@@ -102,20 +182,58 @@ state_read_fn(void *arg)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *n = SPI_getvalue(tup, desc, 1);
-		char	   *hi = SPI_getvalue(tup, desc, 2);
-		char	   *last = SPI_getvalue(tup, desc, 3);
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
 		char	   *dg = SPI_getvalue(tup, desc, 4);
 		char	   *rows = SPI_getvalue(tup, desc, 5);
 		char	   *created = SPI_getvalue(tup, desc, 6);
+		bool		hnull,
+					rnull,
+					snull;
+		Datum		hd = SPI_getbinval(tup, desc, 1, &hnull);
+		Datum		rd = SPI_getbinval(tup, desc, 2, &rnull);
+		Datum		sd = SPI_getbinval(tup, desc, 3, &snull);
+		char	  **hi;
+		Datum	   *re = NULL;
+		bool	   *rn = NULL;
+		int			nr = 0;
+		bool		done = true;
 
 		st->recorded = true;
-		st->nchunks = n ? atoi(n) : 0;
-		st->complete = st->nchunks > 0 && last && last[0] == 't';
-		st->after = hi ? MemoryContextStrdup(st->cxt, hi) : NULL;
-		st->digest = dg ? MemoryContextStrdup(st->cxt, dg) : NULL;
+		hi = text_elements(hd, &st->nchunks);
+		if (!snull)
+		{
+			int			ns;
+
+			st->split = text_elements(sd, &ns);
+			st->nranges = ns + 1;
+			st->range_chunks = palloc0(sizeof(int) * st->nranges);
+			st->range_after = palloc0(sizeof(char *) * st->nranges);
+			st->range_done = palloc0(sizeof(bool) * st->nranges);
+		}
+		if (!rnull)
+			deconstruct_array(DatumGetArrayTypeP(rd), INT4OID, 4, true, TYPALIGN_INT, &re, &rn, &nr);
+		for (int i = 0; i < st->nchunks; i++)
+		{
+			/* no ranges recorded (a load of one range): all range 1 */
+			int			r = re && i < nr && !rn[i] ? DatumGetInt32(re[i]) - 1 : 0;
+
+			if (r < 0 || r >= st->nranges || (re && nr != st->nchunks))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the ranges of the load of %s.%s in binlog_fdw.table_mapping do not match its chunks",
+								st->db, st->table)));
+			st->range_chunks[r]++;
+			st->range_after[r] = hi[i];
+			st->range_done[r] = hi[i] == NULL;
+		}
+		for (int r = 0; r < st->nranges; r++)
+			done = done && st->range_done[r];
+		st->complete = st->nchunks > 0 && done;
+		st->after = st->nchunks > 0 ? hi[st->nchunks - 1] : NULL;
+		st->digest = dg;
 		st->rows = rows ? strtoll(rows, NULL, 10) : 0;
 		st->created = created && created[0] == 't';
+		MemoryContextSwitchTo(old);
 	}
 }
 
@@ -124,7 +242,11 @@ typedef struct chunk_write
 	const char *server_name;
 	const char *db;
 	const char *table;
-	const char *hi;				/* NULL: the last chunk */
+	const char *hi;				/* NULL: the last chunk of its range */
+	int			range;			/* 1-based */
+	bool		first;			/* the load's first chunk */
+	int			nsplit;			/* the first: the split it records */
+	char	  **split;
 	const char *file;
 	uint64		pos;
 	const char *digest;
@@ -133,16 +255,20 @@ typedef struct chunk_write
 	int64		estimate;		/* the source's estimate of the table's rows */
 	int			nkey;			/* the key the chunks range over */
 	const char *const *key_columns;
+	/* result: the mapping row with this chunk */
+	bool		complete;
+	int64		total_rows;
 } chunk_write;
 
 static void
 chunk_write_fn(void *arg)
 {
 	chunk_write *cw = arg;
-	Oid			types[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
-	INT8OID, BOOLOID, TEXTARRAYOID, INT8OID};
-	Datum		vals[11];
-	char		nulls[11] = "           ";
+	Oid			types[14] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	INT8OID, BOOLOID, TEXTARRAYOID, INT8OID, INT4OID, BOOLOID, TEXTARRAYOID};
+	Datum		vals[14];
+	char		nulls[14] = "              ";
+	char	   *v;
 
 	vals[0] = CStringGetTextDatum(cw->server_name);
 	vals[1] = CStringGetTextDatum(cw->db);
@@ -167,18 +293,49 @@ chunk_write_fn(void *arg)
 	else
 		nulls[9] = 'n';
 	vals[10] = Int64GetDatum(cw->estimate);
-	/* load_created, load_key_columns: the first chunk's (a whole copy or a restart reset them) */
+	vals[11] = Int32GetDatum(cw->range);
+	vals[12] = BoolGetDatum(cw->first);
+	if (cw->nsplit > 0)
+	{
+		Datum	   *bounds = palloc(sizeof(Datum) * cw->nsplit);
+
+		for (int k = 0; k < cw->nsplit; k++)
+			bounds[k] = CStringGetTextDatum(cw->split[k]);
+		vals[13] = PointerGetDatum(construct_array(bounds, cw->nsplit, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	else
+		nulls[13] = 'n';
+
+	/*
+	 * load_created, load_key_columns: the first chunk's (a whole copy or a
+	 * restart reset them); load_split: the first chunk's.  Chunks of other
+	 * ranges committing at once update the row one after the other (read
+	 * committed: each appends to the row as the other left it), and the
+	 * row returned is the one with this chunk: complete in exactly one of
+	 * them.
+	 */
 	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
 							  "load_key_hi = coalesce(load_key_hi, '{}') || $4, "
 							  "load_file = coalesce(load_file, '{}') || $5, "
 							  "load_pos = coalesce(load_pos, '{}') || $6, "
 							  "load_rows = coalesce(load_rows, '{}') || $8, "
+							  "load_range = coalesce(load_range, "
+							  "array_fill(1, ARRAY[coalesce(cardinality(load_key_hi), 0)])) || $12, "
+							  "load_split = CASE WHEN $13 THEN $14 ELSE load_split END, "
 							  "load_created = coalesce(load_created, $9), "
 							  "load_key_columns = coalesce(load_key_columns, $10), "
 							  "load_digest = $7, load_estimate = $11, synced_at = now() "
-							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3",
-							  11, types, vals, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
+							  "RETURNING (SELECT count(*) FROM unnest(load_key_hi) AS k WHERE k IS NULL) = "
+							  "coalesce(cardinality(load_split), 0) + 1, "
+							  "(SELECT sum(r) FROM unnest(load_rows) AS r)",
+							  14, types, vals, nulls, false, 0) != SPI_OK_UPDATE_RETURNING ||
+		SPI_processed != 1)
 		elog(ERROR, "could not record a chunk of the load of %s.%s", cw->db, cw->table);
+	v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	cw->complete = v && v[0] == 't';
+	v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	cw->total_rows = v ? strtoll(v, NULL, 10) : 0;
 }
 
 /* The table's definition digest; errors name the table. */
@@ -197,14 +354,136 @@ definition(bl_snapshot *snap, const char *db, const char *table, const char *sou
 	return pstrdup(digest);
 }
 
+static char *
+int128_text(int128 v)
+{
+	char		buf[48];
+	int			n = sizeof(buf) - 1;
+	bool		neg = v < 0;
+	uint128		u = neg ? (uint128) (-(v + 1)) + 1 : (uint128) v;
+
+	buf[n] = '\0';
+	do
+	{
+		buf[--n] = (char) ('0' + (int) (u % 10));
+		u /= 10;
+	} while (u > 0);
+	if (neg)
+		buf[--n] = '-';
+	return pstrdup(buf + n);
+}
+
 /*
- * Copy the next chunk of source in the current transaction; true when the
- * table is complete.
+ * The split of a table whose first chunk ended at key "after" (one integer
+ * column): the keys above it up to the source's greatest now (read in the
+ * chunk's snapshot) in up to "ranges" ranges of equal width, of at least
+ * chunk_rows keys each.  The bounds, after first; NULL (one range) when the
+ * rest is too small to share.  Any bounds would do for exactly-once (a
+ * key inserted later above the greatest is in the last range, which has
+ * no upper bound): these only spread the work.
  */
-static bool
+static char **
+split_keys(bl_snapshot *snap, const char *db, const char *table, const char *column,
+		   const char *after, int ranges, int64 chunk_rows, const char *source, int *nsplit)
+{
+	char		qi[600];
+	StringInfoData sql;
+	bl_error	err;
+	char	  **values;
+	unsigned long *lengths;
+	char	   *max = NULL;
+	int			got;
+	int128		lo,
+				hi,
+				span;
+	int			n;
+	char	  **split;
+
+	*nsplit = 0;
+	initStringInfo(&sql);
+	bl_snapshot_quote_ident(column, qi, sizeof(qi));
+	appendStringInfo(&sql, "SELECT MAX(%s) FROM ", qi);
+	bl_snapshot_quote_ident(db, qi, sizeof(qi));
+	appendStringInfo(&sql, "%s.", qi);
+	bl_snapshot_quote_ident(table, qi, sizeof(qi));
+	appendStringInfoString(&sql, qi);
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_query(snap, sql.data, &err) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the greatest key of %s: %s", source, err.message),
+				 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+	while ((got = bl_snapshot_fetch(snap, &values, &lengths, &err)) == 1)
+		if (max == NULL && values[0])
+			max = pnstrdup(values[0], lengths[0]);
+	if (got < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the greatest key of %s: %s", source, err.message),
+				 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+	if (max == NULL || !blpg_parse_int128(after, &lo) || !blpg_parse_int128(max, &hi) || hi <= lo)
+		return NULL;
+	span = hi - lo;
+	n = ranges;
+	if (span / chunk_rows < n)
+		n = (int) (span / chunk_rows);
+	if (n < 2)
+		return NULL;
+	split = palloc(sizeof(char *) * n);
+	split[0] = pstrdup(after);
+	for (int i = 1; i < n; i++)
+		split[i] = int128_text(lo + span * i / n);
+	*nsplit = n;
+	return split;
+}
+
+/*
+ * The range of the table this loader copies a chunk of: the first one not
+ * complete and not taken by another loader, from st->prefer on; -1 if
+ * there is none, unless wait: then it waits for one that another loader
+ * has (holding no lock of apply's: synclock.c).
+ */
+static int
+claim_range(Oid serverid, load_state *st, bool wait)
+{
+	for (int i = 0; i < st->nranges; i++)
+	{
+		int			r = (st->prefer + i) % st->nranges;
+
+		if (!st->range_done[r] && blpg_load_range_lock(serverid, st->db, st->table, r, false))
+			return r;
+	}
+	if (wait)
+		for (int i = 0; i < st->nranges; i++)
+		{
+			int			r = (st->prefer + i) % st->nranges;
+
+			if (!st->range_done[r])
+			{
+				(void) blpg_load_range_lock(serverid, st->db, st->table, r, true);
+				return r;
+			}
+		}
+	return -1;
+}
+
+typedef enum chunk_result
+{
+	CHUNK_MORE,					/* a chunk copied, or nothing to do now */
+	CHUNK_COMPLETE,				/* the table is complete */
+	CHUNK_BUSY					/* every range left is another loader's */
+} chunk_result;
+
+/*
+ * Copy the next chunk of source in the current transaction: the first
+ * chunk of the table, or the next one of a range that no other loader is
+ * copying (waiting for one if wait).
+ */
+static chunk_result
 load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		   const blpg_apply_options *opts, const char *source, const char *db,
-		   const char *table, int64 chunk_rows, bool truncate, load_state *st)
+		   const char *table, int64 chunk_rows, bool truncate, int ranges, bool wait,
+		   load_state *st)
 {
 	bl_snapshot *volatile snap = NULL;
 	bl_error	err;
@@ -215,25 +494,49 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	char	   *volatile digest = NULL;
 	blpg_load_chunk chunk;
 	chunk_write cw;
-	bool		done;
+	volatile bool range_end = false;
+	bool		exclusive = truncate || st->nchunks == 0;
+	bool		first;
+	volatile int range = 0;
 	volatile bool begins = false;
 
-	/* apply waits for this chunk; it reads the chunks after it */
-	blpg_sync_lock_tables(serverid, list_make2(makeString((char *) db), makeString((char *) table)));
-
 	/*
-	 * Where the load is now, read under the lock (read-write: a snapshot
-	 * taken now): another load() of the table may have copied chunks
-	 * since, which this one continues after.
+	 * The first chunk (it creates the target and splits the keys) is alone:
+	 * apply and every other loader of the table wait for it.
 	 */
-	if (!truncate)
+	if (exclusive)
 	{
+		blpg_sync_lock_tables(serverid, list_make2(makeString((char *) db), makeString((char *) table)));
+		if (!truncate)
+		{
+			blpg_run_as_owner(state_read_fn, st);
+			if (st->complete)
+				return CHUNK_COMPLETE;
+		}
+	}
+	first = truncate || st->nchunks == 0;
+	/* another loader copied the first chunk meanwhile: the next as below */
+	if (exclusive && !first)
+		return CHUNK_MORE;
+	if (!first)
+	{
+		/*
+		 * A range of its own (see the header), then the chunk lock: apply
+		 * waits for this chunk, other chunks do not; where the range is now
+		 * is read under both (read-write: a snapshot taken now).
+		 */
+		range = claim_range(serverid, st, wait);
+		if (range < 0)
+			return CHUNK_BUSY;
+		blpg_sync_lock_chunk(serverid, db, table);
 		blpg_run_as_owner(state_read_fn, st);
 		if (st->complete)
-			return true;
+			return CHUNK_COMPLETE;
+		if (range >= st->nranges || st->range_done[range] || st->nchunks == 0)
+			return CHUNK_MORE;
 	}
 	/* a source that has no position begins at this chunk's (the first) */
-	if (st->nchunks == 0 || truncate)
+	if (first)
 		begins = blpg_copy_begins_source(serverid);
 	memset(&err, 0, sizeof(err));
 	snap = bl_snapshot_open(so, &err);
@@ -243,10 +546,11 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 				 errmsg("could not connect to source \"%s\" for the load of %s: %s",
 						server_name, source, err.message),
 				 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+	memset(&cw, 0, sizeof(cw));
 	PG_TRY();
 	{
 		digest = definition(snap, db, table, source);
-		if (st->nchunks > 0 && !truncate && st->digest && strcmp(st->digest, digest) != 0)
+		if (!first && st->digest && strcmp(st->digest, digest) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("table %s changed on the source during its load, after %d chunks",
@@ -263,14 +567,21 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		free(raw);
 
 		memset(&chunk, 0, sizeof(chunk));
-		chunk.first = st->nchunks == 0 || truncate;
+		chunk.first = first;
 		chunk.limit = chunk_rows;
-		chunk.after = chunk.first ? NULL : st->after;
-		chunk.rows_before = chunk.first ? 0 : st->rows;
+		if (!first)
+		{
+			/* the range's next keys: after its last chunk, else its start */
+			chunk.after = st->range_chunks[range] > 0 ? st->range_after[range] :
+				range > 0 ? st->split[range - 1] : NULL;
+			chunk.upto = range < st->nranges - 1 ? st->split[range] : NULL;
+		}
+		chunk.rows_before = first ? 0 : st->rows;
 		chunk.started = st->started;
-		chunk.rows_at_start = chunk.first ? 0 : st->started ? st->rows_at_start : st->rows;
+		/* rows/s of this loader counts its own rows only */
+		chunk.rows_at_start = first ? 0 : st->rows - st->mine;
 		blpg_load_table(server_name, snap, source, opts, truncate, file, pos, &chunk);
-		if (!chunk.first && chunk.created)
+		if (!first && chunk.created)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the target of %s was dropped during its load", source),
@@ -279,20 +590,48 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("table %s changed on the source during chunk %d of its load",
-							source, chunk.first ? 1 : st->nchunks + 1),
+							source, first ? 1 : st->nchunks + 1),
 					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
+		range_end = !chunk.chunked || chunk.rows_read < chunk_rows || chunk.last_key == NULL ||
+			(chunk.upto && strcmp(chunk.last_key, chunk.upto) == 0);
+		/* the first chunk of a load in ranges: the keys above it split */
+		if (first && !range_end && ranges > 1 && chunk.nkey == 1)
+		{
+			cw.split = split_keys(snap, db, table, chunk.key_columns[0], chunk.last_key,
+								  ranges, chunk_rows, source, &cw.nsplit);
+			/* the first range is the first chunk's keys */
+			range_end = cw.nsplit > 0;
+		}
+
+		cw.server_name = server_name;
+		cw.db = db;
+		cw.table = table;
+		cw.hi = range_end ? NULL : chunk.last_key;
+		cw.range = range + 1;
+		cw.first = first;
+		cw.file = file;
+		cw.pos = pos;
+		cw.digest = digest;
+		cw.rows = chunk.rows;
+		cw.created = first && chunk.created;
+		cw.estimate = chunk.estimate;
+		cw.nkey = chunk.chunked ? chunk.nkey : 0;
+		cw.key_columns = chunk.key_columns;
+		blpg_run_as_owner(chunk_write_fn, &cw);
+
 		/*
-		 * The last chunk: the source's secondary indexes on a target the
-		 * load created, then ANALYZE (unique indexes only if one chunk
-		 * held the whole table: see blpg_snapshot_finish_target)
+		 * The chunk that completes the table (every other one committed):
+		 * the source's secondary indexes on a target the load created, then
+		 * ANALYZE (unique indexes only if one chunk held the whole table:
+		 * see blpg_snapshot_finish_target)
 		 */
-		if (!chunk.chunked || chunk.rows_read < chunk_rows || chunk.last_key == NULL)
+		if (cw.complete)
 			blpg_snapshot_finish_target(server_name, snap, source, chunk.relid, chunk.target,
-										chunk.first ? chunk.created : st->created,
-										chunk.first, chunk.rows_before + chunk.rows,
+										first ? chunk.created : st->created,
+										first, cw.total_rows,
 										chunk.estimate, chunk.started, chunk.rows_at_start);
 		/* a source never started begins streaming at its first chunk */
-		if (chunk.first && begins)
+		if (first && begins)
 			blpg_snapshot_seed_history(serverid, server_name, snap,
 									   list_make1(makeString((char *) source)), file, pos);
 	}
@@ -302,29 +641,13 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	}
 	PG_END_TRY();
 
-	done = !chunk.chunked || chunk.rows_read < chunk_rows || chunk.last_key == NULL;
-	cw.server_name = server_name;
-	cw.db = db;
-	cw.table = table;
-	cw.hi = done ? NULL : chunk.last_key;
-	cw.file = file;
-	cw.pos = pos;
-	cw.digest = digest;
-	cw.rows = chunk.rows;
-	cw.created = chunk.first && chunk.created;
-	cw.estimate = chunk.estimate;
-	cw.nkey = chunk.chunked ? chunk.nkey : 0;
-	cw.key_columns = chunk.key_columns;
-	blpg_run_as_owner(chunk_write_fn, &cw);
 	if (st->started == 0)
-	{
-		/* rows/s of this call counts from its first chunk */
-		st->started = chunk.started;
-		st->rows_at_start = chunk.rows_before;
-	}
+		st->started = chunk.started;	/* rows/s of this call counts from here */
+	st->mine += chunk.rows;
+	st->prefer = range;
 
 	/* ... with the table's definition there in its schema history */
-	if (chunk.first && begins)
+	if (first && begins)
 	{
 		blpg_position state;
 
@@ -335,70 +658,95 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		blpg_state_save(serverid, &state);
 	}
 	ereport(DEBUG1,
-			(errmsg("binlog_fdw load of %s: chunk of " INT64_FORMAT " rows at %s:%llu%s",
-					source, chunk.rows, file, (unsigned long long) pos, done ? " (last)" : "")));
-	return done;
+			(errmsg("binlog_fdw load of %s: chunk of " INT64_FORMAT " rows of range %d at %s:%llu%s",
+					source, chunk.rows, range + 1, file, (unsigned long long) pos,
+					cw.complete ? " (last)" : range_end ? " (the range's last)" : "")));
+	return cw.complete ? CHUNK_COMPLETE : CHUNK_MORE;
 }
 
 /*
  * Load sources[0..n-1], starting at sources[first] and wrapping around
  * (several loaders spread over the tables): chunk after chunk, each
  * committed by commit().  A table another loader completed meanwhile is
- * passed over; one it is loading is shared chunk by chunk.
+ * passed over; one it is loading is shared range by range, chunk by
+ * chunk.  A table whose ranges left are all being copied by other loaders
+ * is left for a second round, which waits for them.
  */
 void
 blpg_load_tables(const char *server_name, Oid serverid, const bl_source_options *so,
 				 const blpg_apply_options *opts, char **sources, int n, int first,
-				 int64 chunk_rows, bool truncate, bool quiet, void (*commit) (void))
+				 int64 chunk_rows, bool truncate, bool quiet, int ranges, int loader,
+				 void (*commit) (void))
 {
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext chunk_cxt = AllocSetContextCreate(outer, "binlog_fdw load chunk",
 													ALLOCSET_DEFAULT_SIZES);
+	bool	   *finished = palloc0(sizeof(bool) * Max(n, 1));
 
-	for (int k = 0; k < n; k++)
-	{
-		char	   *source = sources[(first + k) % n];
-		char	   *db,
-				   *table;
-		load_state	st;
-		bool		restart = truncate;
-
-		blpg_split_source_table(source, &db, &table);
-		memset(&st, 0, sizeof(st));
-		st.server_name = server_name;
-		st.db = db;
-		st.table = table;
-		st.cxt = outer;
-		blpg_run_as_owner(state_read_fn, &st);
-		if (st.complete && !restart)
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < n; k++)
 		{
-			if (!quiet)
-				ereport(NOTICE,
-						(errmsg("%s is loaded already (%d chunks)", source, st.nchunks),
-						 errhint("Pass truncate => true to load it again.")));
-			continue;
-		}
-		if (st.nchunks > 0 && !restart && !quiet)
-			ereport(NOTICE,
-					(errmsg("the load of %s goes on after chunk %d (key %s)",
-							source, st.nchunks, st.after ? st.after : "-")));
-		for (;;)
-		{
-			MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
-			bool		done;
+			int			i = (first + k) % n;
+			char	   *source = sources[i];
+			char	   *db,
+					   *table;
+			load_state	st;
+			bool		restart = truncate && pass == 0;
 
-			done = load_chunk(server_name, serverid, so, opts, source, db, table,
-							  chunk_rows, restart, &st);
-			MemoryContextSwitchTo(old);
-			commit();
-			MemoryContextReset(chunk_cxt);
-			if (done)
-				break;
-			restart = false;
+			if (finished[i])
+				continue;
+			blpg_split_source_table(source, &db, &table);
+			memset(&st, 0, sizeof(st));
+			st.server_name = server_name;
+			st.db = db;
+			st.table = table;
+			st.cxt = AllocSetContextCreate(outer, "binlog_fdw load state", ALLOCSET_SMALL_SIZES);
+			st.prefer = loader + 1;
 			blpg_run_as_owner(state_read_fn, &st);
-			CHECK_FOR_INTERRUPTS();
+			if (st.complete && !restart)
+			{
+				if (!quiet && pass == 0)
+					ereport(NOTICE,
+							(errmsg("%s is loaded already (%d chunks)", source, st.nchunks),
+							 errhint("Pass truncate => true to load it again.")));
+				finished[i] = true;
+				MemoryContextDelete(st.cxt);
+				continue;
+			}
+			if (st.nchunks > 0 && !restart && !quiet && pass == 0)
+				ereport(NOTICE,
+						(errmsg("the load of %s goes on after chunk %d (key %s)",
+								source, st.nchunks, st.after ? st.after : "-")));
+			for (;;)
+			{
+				MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
+				chunk_result res;
+
+				res = load_chunk(server_name, serverid, so, opts, source, db, table,
+								 chunk_rows, restart, ranges, pass == 1, &st);
+				MemoryContextSwitchTo(old);
+				commit();
+				MemoryContextReset(chunk_cxt);
+				if (res == CHUNK_COMPLETE)
+				{
+					finished[i] = true;
+					break;
+				}
+				/* the others' ranges: another table first */
+				if (res == CHUNK_BUSY && pass == 0)
+					break;
+				restart = false;
+				blpg_run_as_owner(state_read_fn, &st);
+				if (st.complete)
+				{
+					finished[i] = true;
+					break;
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+			MemoryContextDelete(st.cxt);
 		}
-	}
+	pfree(finished);
 	MemoryContextDelete(chunk_cxt);
 }
 
@@ -418,19 +766,26 @@ blpg_load_reload_table(const char *server_name, Oid serverid, const bl_source_op
 			   *table;
 	load_state	st;
 	char	   *sources[1];
+	bool		restart;
 
 	blpg_split_source_table(source, &db, &table);
 	memset(&st, 0, sizeof(st));
 	st.server_name = server_name;
 	st.db = db;
 	st.table = table;
-	st.cxt = CurrentMemoryContext;
+	st.cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw load state",
+								   ALLOCSET_SMALL_SIZES);
 	blpg_run_as_owner(state_read_fn, &st);
 	if (!st.recorded || st.complete)
+	{
+		MemoryContextDelete(st.cxt);
 		return false;
+	}
 	sources[0] = (char *) source;
+	restart = st.nchunks == 0;
+	MemoryContextDelete(st.cxt);
 	blpg_load_tables(server_name, serverid, so, opts, sources, 1, 0, blpg_reload_chunk_rows,
-					 st.nchunks == 0, true, commit);
+					 restart, true, 1, 0, commit);
 	return true;
 }
 
@@ -449,6 +804,8 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	bool		truncate = PG_ARGISNULL(3) ? false : PG_GETARG_BOOL(3);
 	bool		parallel_auto = PG_NARGS() < 5 || PG_ARGISNULL(4);
 	int			parallel = parallel_auto ? 1 : PG_GETARG_INT32(4);
+	/* the key ranges of a table: as many as loaders asked for */
+	int			ranges = parallel_auto ? 1 : parallel;
 	ForeignServer *server;
 	blpg_source_config *cfg;
 	blpg_apply_options opts;
@@ -531,7 +888,7 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	{
 		void	   *l = blpg_loader_launch(server->servername, server->serverid,
 										   sources, nsources, i % nsources,
-										   chunk_rows, !parallel_auto);
+										   chunk_rows, ranges, !parallel_auto);
 
 		/* chosen for the machine: as many as the server can start */
 		if (l == NULL)
@@ -546,7 +903,7 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		blpg_load_tables(server->servername, server->serverid, &so, &opts, sources, nsources, 0,
-						 chunk_rows, truncate, false, procedure_commit);
+						 chunk_rows, truncate, false, ranges, 0, procedure_commit);
 	}
 	PG_CATCH();
 	{

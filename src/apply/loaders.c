@@ -4,8 +4,9 @@
  *	  N-1 background workers that load the same tables as the calling
  *	  session, as the calling role, each starting at another table of the
  *	  list (load.c's blpg_load_tables shares a table's chunks between
- *	  loaders and passes over the tables already complete), so that
- *	  several tables load at once.  The caller loads too, then waits for
+ *	  loaders, each copying another key range of it, and passes over the
+ *	  tables already complete), so that several tables, and several
+ *	  ranges of one table, load at once.  The caller loads too, then waits for
  *	  them; a loader's error is the caller's.
  *
  * Each loader gets its arguments in a dynamic shared memory segment of its
@@ -39,6 +40,8 @@ typedef struct loader_args
 	char		server_name[NAMEDATALEN];
 	int64		chunk_rows;
 	int			first;			/* the table it starts at */
+	int			ranges;			/* key ranges of a table (load.c) */
+	int			number;			/* 1..N-1: the range it starts at */
 	int			nsources;
 	bool		done;			/* the loader finished its tables */
 	char		error[LOADER_ERROR_LEN];	/* or failed with this */
@@ -55,7 +58,7 @@ typedef struct loader
 
 void *
 blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int nsources,
-				   int first, int64 chunk_rows, bool required)
+				   int first, int64 chunk_rows, int ranges, bool required)
 {
 	Size		len = 0;
 	dsm_segment *seg;
@@ -78,6 +81,7 @@ blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int ns
 	strlcpy(a->server_name, server_name, sizeof(a->server_name));
 	a->chunk_rows = chunk_rows;
 	a->first = first;
+	a->ranges = ranges;
 	a->nsources = nsources;
 	a->sources_len = len;
 	p = a->sources;
@@ -95,6 +99,7 @@ blpg_loader_launch(const char *server_name, Oid serverid, char **sources, int ns
 	bgw.bgw_notify_pid = MyProcPid;
 	l->seg = seg;
 	l->number = ++numbers;
+	a->number = l->number;
 	if (!RegisterDynamicBackgroundWorker(&bgw, &l->handle))
 	{
 		dsm_detach(seg);
@@ -204,7 +209,8 @@ blpg_loader_main(Datum main_arg)
 		blpg_apply_options_load(a->serverid, &opts);
 		blpg_snapshot_source_options(cfg, &so);
 		blpg_load_tables(a->server_name, a->serverid, &so, &opts, sources, a->nsources,
-						 a->first, a->chunk_rows, false, true, loader_commit);
+						 a->first, a->chunk_rows, false, true, a->ranges, a->number,
+						 loader_commit);
 		PopActiveSnapshot();
 		SPI_finish();
 		CommitTransactionCommand();

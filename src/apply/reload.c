@@ -129,7 +129,8 @@ mark_pending_fn(void *arg)
 							  "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
 							  "SET sync_file = NULL, sync_pos = NULL, load_key_hi = '{}', load_file = '{}', "
 							  "load_pos = '{}', load_rows = '{}', load_digest = NULL, load_created = NULL, "
-							  "load_key_columns = NULL, load_estimate = NULL, synced_at = now()",
+							  "load_key_columns = NULL, load_estimate = NULL, load_split = NULL, "
+							  "load_range = NULL, synced_at = now()",
 							  3, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not mark the reload of %s.%s", m->db, m->table);
 }

@@ -827,7 +827,8 @@ mapping_write_fn(void *arg)
 									   blpg_tables_legacy() ? "" :
 									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
 									   "load_rows = NULL, load_digest = NULL, load_created = NULL, "
-									   "load_key_columns = NULL, load_estimate = NULL"),
+									   "load_key_columns = NULL, load_estimate = NULL, "
+									   "load_split = NULL, load_range = NULL"),
 							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }
@@ -881,43 +882,60 @@ chunk_key_columns(bl_snapshot_column *cols, int ncols, int *key)
 
 /*
  * The condition of a chunk after the key "after" (integers, comma-
- * separated): (k1, k2, ...) > (a1, a2, ...) in the key's order, written
- * out so that MySQL ranges over the primary key.
+ * separated; NULL: none): (k1, k2, ...) > (a1, a2, ...) in the key's order,
+ * written out so that MySQL ranges over the primary key; and up to the key
+ * "upto" (a key of one column; NULL: none): k1 <= u.
  */
 static void
-append_after_condition(StringInfo b, bl_snapshot_column *cols, const int *key, int nkey,
-					   const char *after)
+append_chunk_condition(StringInfo b, bl_snapshot_column *cols, const int *key, int nkey,
+					   const char *after, const char *upto)
 {
 	char	  **vals = palloc0(sizeof(char *) * nkey);
-	char	   *copy = pstrdup(after);
+	char	   *copy = pstrdup(after ? after : "");
 	char	   *save = NULL;
 	char		qi[600];
 	int			n = 0;
 
-	for (char *tok = strtok_r(copy, ",", &save); tok && n < nkey; tok = strtok_r(NULL, ",", &save))
-		vals[n++] = tok;
-	if (n != nkey)
+	if (after == NULL && upto == NULL)
+		return;
+	if (upto && (nkey != 1 || !numeric_literal(upto)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the chunk bound \"%s\" of a chunked load does not have %d key values", after, nkey)));
-	for (int k = 0; k < nkey; k++)
-		if (!numeric_literal(vals[k]))
+				 errmsg("the range bound \"%s\" of a chunked load is not one integer", upto)));
+	appendStringInfoString(b, " WHERE ");
+	if (after)
+	{
+		for (char *tok = strtok_r(copy, ",", &save); tok && n < nkey; tok = strtok_r(NULL, ",", &save))
+			vals[n++] = tok;
+		if (n != nkey)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the chunk bound \"%s\" of a chunked load is not made of integers", after)));
-	appendStringInfoString(b, " WHERE ");
-	for (int k = 0; k < nkey; k++)
-	{
-		if (k)
-			appendStringInfoString(b, " OR ");
+					 errmsg("the chunk bound \"%s\" of a chunked load does not have %d key values", after, nkey)));
+		for (int k = 0; k < nkey; k++)
+			if (!numeric_literal(vals[k]))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the chunk bound \"%s\" of a chunked load is not made of integers", after)));
 		appendStringInfoChar(b, '(');
-		for (int e = 0; e < k; e++)
+		for (int k = 0; k < nkey; k++)
 		{
-			bl_snapshot_quote_ident(cols[key[e]].name, qi, sizeof(qi));
-			appendStringInfo(b, "%s = %s AND ", qi, vals[e]);
+			if (k)
+				appendStringInfoString(b, " OR ");
+			appendStringInfoChar(b, '(');
+			for (int e = 0; e < k; e++)
+			{
+				bl_snapshot_quote_ident(cols[key[e]].name, qi, sizeof(qi));
+				appendStringInfo(b, "%s = %s AND ", qi, vals[e]);
+			}
+			bl_snapshot_quote_ident(cols[key[k]].name, qi, sizeof(qi));
+			appendStringInfo(b, "%s > %s)", qi, vals[k]);
 		}
-		bl_snapshot_quote_ident(cols[key[k]].name, qi, sizeof(qi));
-		appendStringInfo(b, "%s > %s)", qi, vals[k]);
+		appendStringInfoChar(b, ')');
+	}
+	if (upto)
+	{
+		bl_snapshot_quote_ident(cols[key[0]].name, qi, sizeof(qi));
+		appendStringInfo(b, "%s%s <= %s", after ? " AND " : "", qi, upto);
 	}
 }
 
@@ -1180,8 +1198,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 	/* a chunk: the next key range, in the key's order */
 	if (chunk && cs.nkey > 0 && chunk->limit > 0)
 	{
-		if (chunk->after)
-			append_after_condition(&select, cols, key_src, nkey_src, chunk->after);
+		append_chunk_condition(&select, cols, key_src, nkey_src, chunk->after, chunk->upto);
 		appendStringInfoString(&select, " ORDER BY ");
 		for (int k = 0; k < nkey_src; k++)
 		{

@@ -22,6 +22,15 @@
  * database object lock on the foreign server with a sub-id hashed from the
  * table's name (1..65535; two names sharing a sub-id only wait for each
  * other); pg_locks shows it as an object lock on pg_foreign_server.
+ *
+ * The chunks of load() (load.c) take it in RowExclusiveLock instead: that
+ * conflicts with apply's share mode and a whole copy's exclusive mode but
+ * not with itself, so several chunks of one table (of different key
+ * ranges) copy at once while apply waits for all of them; a chunk takes
+ * this one lock only (never waiting while holding another of them).  Which
+ * loader copies which range is settled by a second lock, per (server,
+ * table, range), taken before this one and never by apply: pg_locks shows
+ * it as an advisory lock with objsubid 3 (pg_advisory_lock uses 1 and 2).
  */
 #include "apply/apply.h"
 
@@ -29,6 +38,7 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/lock.h"
 
 static uint16
 sync_lock_subid(const char *schema, const char *table)
@@ -76,4 +86,23 @@ blpg_sync_lock_tables(Oid serverid, List *names)
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(ids);
+}
+
+void
+blpg_sync_lock_chunk(Oid serverid, const char *schema, const char *table)
+{
+	LockDatabaseObject(ForeignServerRelationId, serverid, sync_lock_subid(schema, table),
+					   RowExclusiveLock);
+}
+
+bool
+blpg_load_range_lock(Oid serverid, const char *schema, const char *table, int range, bool wait)
+{
+	LOCKTAG		tag;
+	uint32		h = hash_bytes((const unsigned char *) schema, (int) strlen(schema));
+
+	h = hash_combine(h, hash_bytes((const unsigned char *) table, (int) strlen(table)));
+	h = hash_combine(h, hash_uint32((uint32) range));
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) serverid, h, 3);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }

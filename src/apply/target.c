@@ -97,6 +97,11 @@ typedef struct table_mapping
 	bool	   *chunk_last;		/* no upper bound: the load's last chunk */
 	char	  **chunk_file;
 	uint64	   *chunk_pos;
+	int			nranges;		/* key ranges (load_split): chunks grouped by
+								 * range, each range's in key order */
+	int128	   *range_hi;		/* nranges - 1 upper bounds (one column) */
+	int		   *range_start;	/* range r: chunks range_start[r] ..
+								 * range_start[r + 1] - 1 */
 	char	   *history;		/* history table (temporal.c), NULL: none */
 } table_mapping;
 
@@ -140,6 +145,9 @@ struct blpg_target
 	bool	   *chunk_last;
 	char	  **chunk_file;
 	uint64	   *chunk_pos;
+	int			nranges;
+	int128	   *range_hi;
+	int		   *range_start;
 	int			chunk_key_src[BLPG_CHUNK_KEY_MAX];	/* MySQL columns of the
 													 * chunks' key; [0] -1:
 													 * one whole chunk */
@@ -231,8 +239,10 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 	"key_columns, conflict, sync_file, sync_pos, skip, " load " FROM binlog_fdw.table_mapping "
 /* 0.1's table_mapping (before ALTER EXTENSION UPDATE) has no load columns */
 #define MAPPING_COLUMNS (blpg_tables_legacy() ? \
-	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text") : \
-	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns, history_table"))
+	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text, " \
+					   "NULL::text[], NULL::integer[]") : \
+	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns, history_table, " \
+					   "load_split, load_range"))
 
 /* A chunk's bound: nkey integers, comma-separated. */
 static bool
@@ -246,6 +256,93 @@ parse_bound(const char *text, int nkey, int128 *out)
 		if (n >= nkey || !blpg_parse_int128(tok, &out[n++]))
 			return false;
 	return n == nkey;
+}
+
+/*
+ * The key ranges of a chunked load (load_split, load_range: load.c): the
+ * chunks of m grouped by range, in their order (each range's chunks were
+ * committed in key order).
+ */
+static void
+store_ranges(table_mapping *m, const char *key, HeapTuple tup, TupleDesc desc)
+{
+	bool		snull,
+				rnull;
+	Datum		split = SPI_getbinval(tup, desc, 15, &snull);
+	Datum		range = SPI_getbinval(tup, desc, 16, &rnull);
+	int			nh = m->nchunks;
+	int		   *of = palloc0(sizeof(int) * Max(nh, 1));
+	int		   *next;
+	int128	   *hi;
+	bool	   *last;
+	char	  **file;
+	uint64	   *pos;
+
+	m->nranges = 1;
+	m->range_hi = NULL;
+	if (!snull)
+	{
+		Datum	   *se;
+		bool	   *sn;
+		int			ns;
+
+		deconstruct_array(DatumGetArrayTypeP(split), TEXTOID, -1, false, TYPALIGN_INT, &se, &sn, &ns);
+		if (ns > 0 && m->chunk_nkey != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the load of %s in binlog_fdw.table_mapping has key ranges over %d columns",
+							key, m->chunk_nkey)));
+		m->range_hi = palloc0(sizeof(int128) * Max(ns, 1));
+		for (int i = 0; i < ns; i++)
+			if (sn[i] || !blpg_parse_int128(TextDatumGetCString(se[i]), &m->range_hi[i]) ||
+				(i > 0 && m->range_hi[i] <= m->range_hi[i - 1]))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("range bound %d of the load of %s is not an integer above the one before",
+								i + 1, key)));
+		m->nranges = ns + 1;
+	}
+	if (!rnull)
+	{
+		Datum	   *re;
+		bool	   *rn;
+		int			nr;
+
+		deconstruct_array(DatumGetArrayTypeP(range), INT4OID, 4, true, TYPALIGN_INT, &re, &rn, &nr);
+		for (int i = 0; i < Max(nr, nh); i++)
+			if (nr != nh || rn[i] || DatumGetInt32(re[i]) < 1 || DatumGetInt32(re[i]) > m->nranges)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the ranges of the load of %s in binlog_fdw.table_mapping do not match its chunks",
+								key)));
+			else
+				of[i] = DatumGetInt32(re[i]) - 1;
+	}
+	/* no ranges recorded (a load of one range): all range 1 */
+	m->range_start = palloc0(sizeof(int) * (m->nranges + 1));
+	for (int i = 0; i < nh; i++)
+		m->range_start[of[i] + 1]++;
+	for (int r = 0; r < m->nranges; r++)
+		m->range_start[r + 1] += m->range_start[r];
+	next = palloc(sizeof(int) * m->nranges);
+	memcpy(next, m->range_start, sizeof(int) * m->nranges);
+	hi = palloc0(sizeof(int128) * Max(nh, 1) * m->chunk_nkey);
+	last = palloc0(sizeof(bool) * Max(nh, 1));
+	file = palloc0(sizeof(char *) * Max(nh, 1));
+	pos = palloc0(sizeof(uint64) * Max(nh, 1));
+	for (int i = 0; i < nh; i++)
+	{
+		int			j = next[of[i]]++;
+
+		memcpy(&hi[j * m->chunk_nkey], &m->chunk_hi[i * m->chunk_nkey], sizeof(int128) * m->chunk_nkey);
+		last[j] = m->chunk_last[i];
+		file[j] = m->chunk_file[i];
+		pos[j] = m->chunk_pos[i];
+	}
+	m->chunk_hi = hi;
+	m->chunk_last = last;
+	m->chunk_file = file;
+	m->chunk_pos = pos;
 }
 
 /* One row of MAPPING_COLUMNS into ts->mappings. */
@@ -370,6 +467,7 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 				m->chunk_file[i] = fn[i] ? "" : TextDatumGetCString(fe[i]);
 				m->chunk_pos[i] = pn[i] ? 0 : (uint64) DatumGetInt64(pe[i]);
 			}
+			store_ranges(m, key, tup, desc);
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -876,8 +974,11 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		tg->chunk_last = m->chunk_last;
 		tg->chunk_file = m->chunk_file;
 		tg->chunk_pos = m->chunk_pos;
+		tg->nranges = m->nranges;
+		tg->range_hi = m->range_hi;
+		tg->range_start = m->range_start;
 		/* one whole chunk (a keyless table) needs no key */
-		if (!(m->nchunks == 1 && m->chunk_last[0]))
+		if (!(m->nchunks == 1 && m->chunk_last[0] && m->nranges == 1))
 		{
 			if (m->chunk_key_names)
 			{
@@ -1076,10 +1177,13 @@ blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
 
 /*
  * Is a change of the row with this image in the copy of a chunked load?
- * The chunk holding its key (chunk i holds the keys above chunk i-1's bound
- * up to its own) was copied as of its position: a change before it is in
- * the copy.  A key above every bound of a load not complete yet is in a
- * chunk still to be copied, after this change: in the copy too.
+ * The key's range (the first whose upper bound is at or above it, else
+ * the last), then the range's chunk holding it (chunk i holds the keys
+ * above chunk i-1's bound, or above the range's lower bound, up to its
+ * own; the last one to the range's end): copied as of its position, a
+ * change before it is in the copy.  A key above every chunk of its range
+ * (the range not complete yet) is in a chunk still to be copied, after
+ * this change (synclock.c): in the copy too.
  */
 /* Keys compared as MySQL orders a primary key of integers: column by column. */
 static int
@@ -1094,8 +1198,10 @@ key_cmp(const int128 *a, const int128 *b, int n)
 static bool
 chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 {
-	int			lo = 0,
-				hi = tg->nchunks;
+	int			lo,
+				hi,
+				end;
+	int			r = 0;
 	int128		key[BLPG_CHUNK_KEY_MAX];
 
 	if (tg->chunk_key_src[0] < 0)
@@ -1112,7 +1218,26 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 							tg->src_name)));
 		key[c] = k->kind == BL_VAL_INT ? (int128) k->v.i : (int128) k->v.u;
 	}
-	/* the first chunk whose bound is at or above the key (in the key's order) */
+	/* its range: the first whose upper bound is at or above the key */
+	if (tg->nranges > 1)
+	{
+		int			a = 0,
+					b = tg->nranges - 1;
+
+		while (a < b)
+		{
+			int			mid = (a + b) / 2;
+
+			if (key[0] <= tg->range_hi[mid])
+				b = mid;
+			else
+				a = mid + 1;
+		}
+		r = a;
+	}
+	lo = tg->range_start[r];
+	hi = end = tg->range_start[r + 1];
+	/* the range's first chunk whose bound is at or above the key (in the key's order) */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
@@ -1123,7 +1248,7 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 		else
 			lo = mid + 1;
 	}
-	if (lo == tg->nchunks)
+	if (lo == end)
 		return true;			/* to be copied */
 	return change_before(v, tg->chunk_file[lo], tg->chunk_pos[lo]);
 }

@@ -12,13 +12,21 @@ test/apply_cases/cases_parallel.py -- CALL binlog_fdw.load(..., parallel => N)
       parallel with truncate, and parallel out of range, are refused;
       without parallel, three tables load with one loader per table up to
       the machine's CPUs.
+
+  load-ranges
+      one table of 50000 rows loaded by three loaders, each copying the
+      chunks of another key range at the same time, under a writer and the
+      continuous worker; a loader killed with -9 mid-way and load() again
+      (each range goes on at its next chunk); see case_load_ranges.
 """
 
 import os
+import random
+import signal
 import threading
 import time
 
-from harness import (Source, check, expect_error, log, mdb, mdb_fresh, mx, pg, q, q1, short, wait_for)
+from harness import (Source, check, expect_error, log, mdb, mdb_fresh, mx, pg, q, q1, short, status, wait_for)
 
 DB = 'blf_ac_par'
 TABLES = ['p1', 'p2', 'p3', 'pk', 'pc']
@@ -160,3 +168,253 @@ def case_load_parallel(conn, m):
         halt.set()
         src.drop()
         q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
+
+
+RDB = 'blf_ac_rng'
+
+
+class KeySet:
+    """The keys of a MariaDB table as the writer changed them, for picking
+    present and absent keys."""
+
+    def __init__(self, keys, rnd):
+        self.keys = list(keys)
+        self.pos = {k: i for i, k in enumerate(self.keys)}
+        self.rnd = rnd
+
+    def pick(self):
+        return self.keys[self.rnd.randrange(len(self.keys))]
+
+    def absent(self, lo, hi):
+        while True:
+            k = self.rnd.randint(lo, hi)
+            if k not in self.pos:
+                return k
+
+    def add(self, k):
+        self.pos[k] = len(self.keys)
+        self.keys.append(k)
+
+    def remove(self, k):
+        i = self.pos.pop(k)
+        last = self.keys.pop()
+        if last != k:
+            self.keys[i] = last
+            self.pos[last] = i
+
+
+def range_of(split, k):
+    """The 0-based key range of k under load_split (ints)."""
+    for i, b in enumerate(split):
+        if k <= b:
+            return i
+    return len(split)
+
+
+def case_load_ranges(conn, m):
+    """
+    load-ranges: one table of 50000 rows loaded by three loaders at once,
+    each copying chunks of another key range, while a writer inserts,
+    updates (some over many rows), deletes rows not copied yet and moves
+    keys across the ranges' borders, and the continuous worker applies;
+    sync_progress shows two or more loaders copying the table at the same
+    time; one background loader is killed with -9 in the middle (PostgreSQL
+    restarts); load() again continues each range at its next chunk (the
+    chunks committed before are kept); in the end the table equals
+    MariaDB's, load_status shows every range complete and load_progress
+    the table complete with the rows of its chunks.
+    """
+    mdb_fresh(m, RDB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % RDB)
+    mx(m, 'CREATE TABLE %s.r (id BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL, pad VARCHAR(40), KEY (v))' % RDB)
+    # 50000 rows, even keys 2..100000: the odd ones are free for moves
+    mx(m, "INSERT INTO %s.r SELECT 2 * seq, seq, REPEAT('x', seq %% 37) FROM %s.seq_1_to_50000" % (RDB, RDB))
+    src = Source(conn, 'ac_rng', r'^%s\.' % RDB, unmapped='skip', continuous='true')
+    halt = threading.Event()
+    errors = []
+    counts = {'moves': 0, 'deletes': 0, 'inserts': 0, 'updates': 0, 'ranged': 0}
+    rnd = random.Random(8511)
+    keys = KeySet(range(2, 100001, 2), rnd)
+    moved = []
+
+    def writer():
+        w = mdb(db=RDB)
+        try:
+            while not halt.is_set():
+                op = rnd.random()
+                if op < 0.25:
+                    mx(w, 'UPDATE r SET v = v + 1 WHERE id = %d' % keys.pick())
+                    counts['updates'] += 1
+                elif op < 0.40:
+                    k = keys.pick()
+                    mx(w, 'DELETE FROM r WHERE id = %d' % k)
+                    keys.remove(k)
+                    counts['deletes'] += 1
+                elif op < 0.55:
+                    k = keys.absent(1, 130000)
+                    mx(w, "INSERT INTO r VALUES (%d, %d, 'new')" % (k, op * 1000))
+                    keys.add(k)
+                    counts['inserts'] += 1
+                elif op < 0.90:
+                    # a key moved anywhere: mostly into another range, both ways
+                    k = keys.pick()
+                    to = -k if op < 0.45 else keys.absent(1, 130000)
+                    if to in keys.pos:
+                        continue
+                    mx(w, "UPDATE r SET id = %d, pad = 'moved' WHERE id = %d" % (to, k))
+                    keys.remove(k)
+                    keys.add(to)
+                    moved.append((k, to))
+                    counts['moves'] += 1
+                else:
+                    a = rnd.randint(1, 100000)
+                    mx(w, 'UPDATE r SET v = v + 1 WHERE id BETWEEN %d AND %d' % (a, a + 60))
+                    counts['ranged'] += 1
+                time.sleep(0.002)
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+        finally:
+            w.close()
+
+    seen = {'max': 0, 'pids': set(), 'loaders': set()}
+
+    def watch():
+        c = None
+        while not halt.is_set():
+            try:
+                if c is None:
+                    c = pg()
+                rows = q(c, "SELECT pid FROM binlog_fdw.sync_progress WHERE server = 'ac_rng' "
+                            "AND source = %s AND phase = 'copying'", ('%s.r' % RDB,))
+                seen['max'] = max(seen['max'], len(rows))
+                seen['pids'].update(r[0] for r in rows)
+                for (p,) in q(c, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'binlog_fdw loader'"):
+                    seen['loaders'].add(p)
+            except Exception:                       # noqa: BLE001
+                c = None                            # PostgreSQL restarting
+                time.sleep(0.2)
+            time.sleep(0.01)
+        if c is not None:
+            c.close()
+
+    def state(c):
+        return q(c, 'SELECT load_key_hi, load_range, load_split FROM binlog_fdw.table_mapping '
+                    "WHERE server_name = 'ac_rng' AND source_table = 'r'")[0]
+
+    threads = [threading.Thread(target=writer, daemon=True), threading.Thread(target=watch, daemon=True)]
+    try:
+        src.start()
+        wait_for('the apply worker of ac_rng', lambda: (status(conn, 'ac_rng') or {}).get('apply_pid'), 30)
+        for th in threads:
+            th.start()
+        time.sleep(0.3)
+
+        # the first call, one of its background loaders killed with -9 mid-way
+        res = {}
+        caller = pg()
+
+        def run():
+            try:
+                q(caller, 'CALL binlog_fdw.load(%s, %s, 500, parallel => 3)', ('ac_rng', ['%s.r' % RDB]))
+            except Exception as e:                  # noqa: BLE001
+                res['error'] = e
+        tl = threading.Thread(target=run)
+        tl.start()
+        # once the first chunk has created the target, each row waits a
+        # little: the chunks of the ranges take long enough to be seen at once
+        wait_for('the target r', lambda: q1(conn, 'SELECT to_regclass(%s) IS NOT NULL', ('%s.r' % RDB,)), 60, 0.01)
+        q(conn, 'CREATE FUNCTION %s.slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN '
+                'PERFORM pg_sleep(0.0003); RETURN NEW; END $$' % RDB)
+        q(conn, 'CREATE TRIGGER slow BEFORE INSERT ON %s.r FOR EACH ROW EXECUTE FUNCTION %s.slow()' % (RDB, RDB))
+        wait_for('30 chunks of r', lambda: len((q(conn, "SELECT load_key_hi FROM binlog_fdw.table_mapping "
+                                                    "WHERE server_name = 'ac_rng' AND source_table = 'r'")
+                                               or [[None]])[0][0] or []) >= 30 or not tl.is_alive(), 120, 0.02)
+        check(tl.is_alive(), 'the load ended before the kill: %s' % res)
+        lpid = q1(conn, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'binlog_fdw loader' LIMIT 1")
+        check(lpid, 'no background loader runs')
+        os.kill(lpid, signal.SIGKILL)
+        tl.join(60)
+        try:
+            caller.close()
+        except Exception:                           # noqa: BLE001
+            pass
+        check('error' in res, 'load() ended without an error after its loader was killed')
+        time.sleep(1)
+        wait_for('PostgreSQL back', lambda: q1(pg(), 'SELECT 1'), 60, 0.2)
+        conn2 = pg()
+        src.conn = conn2
+        wait_for('ac_rng streaming again',
+                 lambda: (status(conn2, 'ac_rng') or {}).get('state') == 'streaming', 60, 0.2)
+        his, rngs, split = state(conn2)
+        log('loader %d killed after %d chunks; split %s; chunks per range %s; at most %d loaders copying r at once'
+            % (lpid, len(his), split, [rngs.count(i + 1) for i in range(len(split) + 1)], seen['max']))
+        check(split and len(split) == 3, 'r was not split into 1 + 3 ranges: %s' % split)
+        before = (his, rngs)
+
+        # again: each range goes on at its next chunk
+        t0 = time.monotonic()
+        q(conn2, 'CALL binlog_fdw.load(%s, %s, 500, parallel => 3)', ('ac_rng', ['%s.r' % RDB]))
+        log('the second load() took %.1fs' % (time.monotonic() - t0))
+        time.sleep(0.5)
+        halt.set()
+        for th in threads:
+            th.join(30)
+        check(not errors, 'writer: %s' % errors)
+        log('writer: %s' % counts)
+
+        his, rngs, split = state(conn2)
+        check(his[:len(before[0])] == before[0] and rngs[:len(before[1])] == before[1],
+              'the chunks committed before the kill changed')
+        bounds = [int(b) for b in split]
+        # each range: its chunks in key order, inside it, the last to its end
+        for r in range(len(bounds) + 1):
+            mine = [h for h, g in zip(his, rngs) if g == r + 1]
+            check(mine and mine[-1] is None and None not in mine[:-1],
+                  'range %d: chunks %s do not end with the range\'s last' % (r + 1, short(mine, 200)))
+            ks = [int(h) for h in mine[:-1]]
+            lo = bounds[r - 1] if r > 0 else None
+            hi = bounds[r] if r < len(bounds) else None
+            check(ks == sorted(ks) and len(set(ks)) == len(ks) and all((lo is None or k > lo) and
+                                                                      (hi is None or k <= hi) for k in ks),
+                  'range %d (%s, %s]: chunk bounds %s' % (r + 1, lo, hi, short(ks, 300)))
+        per = [rngs.count(i + 1) for i in range(len(bounds) + 1)]
+        log('r: %d chunks, per range %s, split %s; at most %d loaders copying r at once (%d backends)'
+            % (len(his), per, bounds, seen['max'], len(seen['pids'])))
+        check(seen['max'] >= 2, 'sync_progress never showed two loaders copying r at once (%s)' % seen)
+        # the chunk that completed the table built the source's index
+        ix = q(conn2, "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = 'r' "
+                      "AND indexdef LIKE '%%(v)'", (RDB,))
+        check(len(ix) == 1, 'the index on r (v) was not built: %s' % ix)
+        check(all(n >= 5 for n in per[1:]), 'a range was copied in few chunks: %s' % per)
+        crossing = sum(1 for a, b in moved if range_of(bounds, a) != range_of(bounds, b))
+        log('%d of %d moves crossed a range border' % (crossing, len(moved)))
+        check(crossing >= 20, 'only %d moves crossed a range border' % crossing)
+
+        mx(m, "INSERT INTO %s.r VALUES (999999999, 0, 'marker')" % RDB)
+        wait_for('the marker row in PostgreSQL',
+                 lambda: q1(conn2, 'SELECT count(*) FROM %s.r WHERE id = 999999999' % RDB), 60, 0.1)
+        st = status(conn2, 'ac_rng')
+        check(not st.get('apply_error'), 'the apply worker had an error: %s' % short(st.get('apply_error'), 600))
+        got = q(conn2, 'SELECT id, v, pad FROM %s.r ORDER BY id' % RDB)
+        exp = [tuple(x) for x in mx(m, 'SELECT id, v, pad FROM %s.r ORDER BY id' % RDB)]
+        check(got == exp, 'r differs after the parallel load: PostgreSQL %d rows, MariaDB %d; only in PostgreSQL '
+              '%s, only in MariaDB %s' % (len(got), len(exp), short(sorted(set(got) - set(exp))[:5], 300),
+                                        short(sorted(set(exp) - set(got))[:5], 300)))
+        ls = q(conn2, 'SELECT chunks, complete, ranges, ranges_complete, rows_copied FROM binlog_fdw.load_status '
+                      "WHERE server = 'ac_rng'")
+        rows = q1(conn2, "SELECT sum(x) FROM binlog_fdw.table_mapping, unnest(load_rows) AS x "
+                         "WHERE server_name = 'ac_rng'")
+        check(ls == [(len(his), True, 4, 4, rows)], 'load_status of r: %s' % ls)
+        lp = q(conn2, "SELECT tables, tables_complete, rows_copied FROM binlog_fdw.load_progress "
+                      "WHERE server = 'ac_rng'")
+        check(lp == [(1, 1, rows)], 'load_progress: %s (rows %s)' % (lp, rows))
+        check(abs(rows - 50000) < 5000, 'the chunks hold %d rows' % rows)
+        # loaded: a third call copies nothing
+        q(conn2, 'CALL binlog_fdw.load(%s, %s, 500, parallel => 3)', ('ac_rng', ['%s.r' % RDB]))
+        check(len(state(conn2)[0]) == len(his), 'load() of a loaded table copied again')
+    finally:
+        halt.set()
+        src.conn = pg()
+        src.drop()
+        q(src.conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % RDB)
+        src.conn.close()

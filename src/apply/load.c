@@ -793,6 +793,12 @@ static void
 procedure_commit(void)
 {
 	SPI_commit();
+	/*
+	 * The chunks of one table append to its mapping row one after the other
+	 * (read committed: each to the row as the other left it); under the
+	 * caller's repeatable read or serializable the second would fail.
+	 */
+	XactIsoLevel = XACT_READ_COMMITTED;
 }
 
 Datum

@@ -161,6 +161,8 @@ loader_commit(void)
 {
 	PopActiveSnapshot();
 	SPI_commit();
+	/* chunks of one table append to its mapping row: read committed (load.c) */
+	XactIsoLevel = XACT_READ_COMMITTED;
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
@@ -194,6 +196,8 @@ blpg_loader_main(Datum main_arg)
 	}
 
 	SetCurrentStatementStartTimestamp();
+	/* chunks of one table append to its mapping row: read committed (load.c) */
+	DefaultXactIsoLevel = XACT_READ_COMMITTED;
 	StartTransactionCommand();
 	PG_TRY();
 	{

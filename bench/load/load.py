@@ -239,8 +239,8 @@ class Bench:
                 # every value (as PostgreSQL prints the target's types): equal
                 # for the tools whose targets have the same types
                 # (a sum of per-row md5s: one text of 10M rows passes 1 GB)
-                out['md5_rows'] = B.q1(c, "SELECT count(*) || ':' || sum(('x' || substr(md5(t::text), 1, 16))"
-                                          "::bit(64)::bigint::numeric) FROM (%s) t" % (
+                out['md5_rows'] = B.q1(c, "SELECT md5(count(*) || ':' || sum(('x' || substr(md5(t::text), 1, 16))"
+                                          "::bit(64)::bigint::numeric)) FROM (%s) t" % (
                     ' UNION ALL '.join('SELECT * FROM %s.%s' % (self.db, x) for x in tables)))
             if out.get('seconds'):
                 out['rows_per_s'] = self.a.rows / out['seconds']
@@ -496,7 +496,7 @@ def report(a, doc, tools):
                 fp.setdefault(r['md5_rows'], set()).add(t)
     doc['md5_rows'] = {k: sorted(v) for k, v in fp.items()}
     if fp:
-        md += ['md5 of all rows as text, ordered by id (every value compared; equal only for equal column '
+        md += ['md5 of the rows (count and sum of per-row md5s of the rows as text: every value compared; equal only for equal column '
                'types): ' + '; '.join('`%s`: %s' % (k[:12], ', '.join(t for t in tools if t in v))
                                       for k, v in fp.items()) + '.', '']
     by = {}

@@ -31,6 +31,14 @@ typedef struct bl_source_options
 	const char *ssl_cert;
 	const char *ssl_key;
 	bool		flush_each;		/* (binlogcat) flush output per event */
+	/*
+	 * How a copy's snapshot gets its binlog position (bl_mysql_snapshot.h):
+	 * NULL (MariaDB: binlog_snapshot_file/position, no lock; MySQL:
+	 * "tables"), "tables" (LOCK TABLES ... READ of the copied tables on a
+	 * second connection) or "global" (FLUSH TABLES WITH READ LOCK).
+	 */
+	const char *snapshot_lock;
+	unsigned	snapshot_lock_timeout;	/* seconds the lock may wait, 0 = 30 */
 } bl_source_options;
 
 typedef struct bl_source bl_source;

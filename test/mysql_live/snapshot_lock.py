@@ -1,0 +1,147 @@
+"""test/mysql_live/snapshot_lock.py -- how a copy's snapshot gets its
+binlog position on MySQL (src/source/bl_mysql_snapshot.c), against the
+MySQL test source, which records every query with its connection and the
+tables each connection holds by LOCK TABLES at that moment:
+
+  snapshot-lock-tables  binlog_fdw.snapshot() of a table: no FLUSH TABLES
+                        WITH READ LOCK; a second connection locks exactly
+                        the copied table (LOCK TABLES ... READ) and holds it
+                        while the snapshot's connection runs START
+                        TRANSACTION WITH CONSISTENT SNAPSHOT and reads the
+                        position, then unlocks before the rows are read; the
+                        copied rows equal the source's; the lock's wait is
+                        the server option snapshot_lock_timeout
+  snapshot-lock-refused an account without LOCK TABLES: the error names the
+                        table and the hint the grant (SQLSTATE 42501); a
+                        lock that times out (55P03) names the option to
+                        raise; snapshot_lock 'global' without RELOAD says
+                        so and points at 'tables'
+
+Uses cases.py's helpers (cases.source, cases.pg, ...).
+"""
+
+import cases
+import psycopg2
+
+SCHEMA = {'shop': {
+    'items': [
+        {'name': 'id', 'data_type': 'int', 'column_type': 'int', 'key': 'PRI', 'nullable': False},
+        {'name': 'name', 'data_type': 'varchar', 'column_type': 'varchar(40)', 'charset': 'utf8mb4',
+         'octet_length': 160},
+        {'name': 'qty', 'data_type': 'int', 'column_type': 'int'}],
+    # not copied: never locked
+    'other': [
+        {'name': 'id', 'data_type': 'int', 'column_type': 'int', 'key': 'PRI', 'nullable': False}],
+}}
+ROWS = {'shop': {'items': [
+    {'id': 3, 'name': "it's", 'qty': 7},
+    {'id': 1, 'name': 'first', 'qty': None},
+    {'id': 2, 'name': 'zwei \u00fc', 'qty': -4},
+    {'id': 10, 'name': None, 'qty': 2147483647},
+]}, 'other': {}}
+REPL = ['REPLICATION SLAVE', 'REPLICATION CLIENT']
+USERS = [
+    {'user': 'copier', 'host': '%', 'password': 'pw', 'plugin': 'caching_sha2_password',
+     'grants': REPL + ['SELECT', 'LOCK TABLES']},
+    {'user': 'nolock', 'host': '%', 'password': 'pw', 'plugin': 'caching_sha2_password',
+     'grants': REPL + ['SELECT']},
+]
+
+
+def make_source(name, **kw):
+    return cases.source(name, ['mysql-enum-string-set.000001'], version='8.4.3', binlog_row_metadata='FULL',
+                        schema=SCHEMA, rows=ROWS, users=USERS, **kw)
+
+
+def create_server(conn, name, src, user='copier', **opts):
+    """A source that was never started (its first copy begins it)."""
+    cases.drop_source(conn, name)
+    options = {'host': '127.0.0.1', 'port': str(src.port), 'server_id': '4321', 'connect_timeout': '5',
+               'ssl_mode': 'disable'}
+    options.update({k: str(v) for k, v in opts.items()})
+    with conn.cursor() as cur:
+        opt_sql = ', '.join('%s %s' % (k, cur.mogrify('%s', (v,)).decode()) for k, v in options.items())
+        cur.execute('CREATE SERVER %s FOREIGN DATA WRAPPER binlog_fdw OPTIONS (%s)' % (name, opt_sql))
+        cur.execute('CREATE USER MAPPING FOR CURRENT_USER SERVER %s OPTIONS (user %%s, password \'pw\')' % name,
+                    (user,))
+
+
+def snapshot_error(conn, name):
+    try:
+        cases.q(conn, "SELECT * FROM binlog_fdw.snapshot(%s, ARRAY['shop.items'])", (name,))
+    except psycopg2.Error as e:
+        return e
+    raise cases.CaseFailure('the snapshot of %s did not fail' % name)
+
+
+def case_snapshot_lock_tables(conn):
+    src = make_source('snap-lock')
+    create_server(conn, 'my_snap', src, snapshot_lock_timeout=7)
+    cases.q(conn, 'DROP SCHEMA IF EXISTS shop CASCADE')
+    cases.q(conn, 'CREATE SCHEMA shop')
+    got = cases.q(conn, "SELECT source, rows, snapshot_position FROM binlog_fdw.snapshot('my_snap', ARRAY['shop.items'])")
+    cases.log('snapshot: %s' % (got,))
+    cases.check(len(got) == 1 and got[0][0] == 'shop.items' and got[0][1] == 4, 'snapshot() returned %s' % (got,))
+    rows = cases.q(conn, 'SELECT id, name, qty FROM shop.items ORDER BY id')
+    want = sorted((r['id'], r['name'], r['qty']) for r in ROWS['shop']['items'])
+    cases.check(rows == want, 'copied rows %s, the source has %s' % (rows, want))
+
+    log = src.entries('query')
+    sqls = [(i, e['conn'], e['sql'], e['result'], e.get('locks', [])) for i, e in enumerate(log)]
+    cases.check(not any('FLUSH TABLES' in s.upper() for _, _, s, _, _ in sqls),
+                'the copy sent FLUSH TABLES WITH READ LOCK: %s' % [s for _, _, s, _, _ in sqls if 'FLUSH' in s.upper()])
+    locks = [x for x in sqls if x[2].upper().startswith('LOCK TABLES')]
+    cases.check(len(locks) == 1, 'expected one LOCK TABLES, got %s' % locks)
+    li, a, lsql, lres, _ = locks[0]
+    cases.check(lsql == 'LOCK TABLES `shop`.`items` READ' and lres == 'ok',
+                'the lock is "%s" (%s), not exactly the copied table' % (lsql, lres))
+    cases.check(any(c == a and s == 'SET SESSION lock_wait_timeout = 7' and i < li for i, c, s, _, _ in sqls),
+                'connection %s did not bound its lock wait by snapshot_lock_timeout (7) before locking' % a)
+    starts = [x for x in sqls if x[2].upper() == 'START TRANSACTION WITH CONSISTENT SNAPSHOT']
+    cases.check(len(starts) == 1, 'expected one START TRANSACTION WITH CONSISTENT SNAPSHOT, got %s' % starts)
+    si, b, _, _, slocks = starts[0]
+    cases.check(b != a, 'the snapshot started on the locking connection %s (START releases its lock)' % a)
+    held = '%s:shop.items' % a
+    cases.check(si > li and slocks == [held], 'START on connection %s ran without the lock held (locks %s)' % (b, slocks))
+    status = [x for x in sqls if x[1] == b and x[2].upper() in ('SHOW BINARY LOG STATUS', 'SHOW MASTER STATUS')
+              and x[3] != 'ok' and not x[3].startswith('error')]
+    cases.check(status and status[0][0] > si and status[0][4] == [held],
+                'the position was not read on connection %s after START with the lock held: %s' % (b, status))
+    unlocks = [x for x in sqls if x[1] == a and x[2].upper() == 'UNLOCK TABLES']
+    cases.check(unlocks and unlocks[0][0] > status[0][0] and unlocks[0][4] == [],
+                'UNLOCK TABLES on connection %s did not come after the position: %s' % (a, unlocks))
+    reads = [x for x in sqls if x[1] == b and x[2].startswith('SELECT ') and x[2].endswith('FROM `shop`.`items`')]
+    cases.check(reads and reads[0][0] > unlocks[0][0] and reads[0][4] == [],
+                'the rows were not read after the unlock: %s' % reads)
+    cases.log('lock on %s at %d, START on %s at %d, position at %d, unlock at %d, rows at %d'
+              % (a, li, b, si, status[0][0], unlocks[0][0], reads[0][0]))
+    cases.drop_source(conn, 'my_snap')
+    cases.q(conn, 'DROP SCHEMA shop CASCADE')
+
+
+def case_snapshot_lock_refused(conn):
+    src = make_source('snap-refused')
+    busy = make_source('snap-busy', busy_tables=['shop.items'])
+    cases.q(conn, 'DROP SCHEMA IF EXISTS shop CASCADE')
+    cases.q(conn, 'CREATE SCHEMA shop')
+    checks = [
+        (src, dict(user='nolock'), '42501', 'could not lock table shop.items for the snapshot',
+         'grant the source account LOCK TABLES and SELECT'),
+        (busy, {}, '55P03', 'could not lock table shop.items for the snapshot: Lock wait timeout exceeded',
+         'raise the server option snapshot_lock_timeout'),
+        (src, dict(snapshot_lock='global'), '42501', 'FLUSH TABLES WITH READ LOCK',
+         "set snapshot_lock to 'tables'"),
+    ]
+    for s, kw, code, text, hint in checks:
+        create_server(conn, 'my_refused', s, **kw)
+        e = snapshot_error(conn, 'my_refused')
+        msg = e.diag.message_primary or ''
+        h = e.diag.message_hint or ''
+        cases.log('%s: %s [%s] HINT: %s' % (kw, msg, e.pgcode, h))
+        cases.check(e.pgcode == code and text in msg and hint in h,
+                    'expected %s "%s" with hint "%s", got %s "%s" hint "%s"' % (code, text, hint, e.pgcode, msg, h))
+        cases.check(cases.q(conn, "SELECT count(*) FROM pg_class WHERE relname = 'items' AND "
+                                  "relnamespace = 'shop'::regnamespace") == [(0,)],
+                    'a target was created despite the refused lock')
+        cases.drop_source(conn, 'my_refused')
+    cases.q(conn, 'DROP SCHEMA shop CASCADE')

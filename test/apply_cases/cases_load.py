@@ -482,9 +482,10 @@ def case_load_table_locks(conn, m):
     CONSISTENT SNAPSHOT and SHOW MASTER STATUS, not MariaDB's
     binlog_snapshot_file), while writers commit transactions that span two
     tables and keep their metadata locks for a while; two loaders, chunks
-    of 1000 keys, the continuous apply worker applying: every table ends
-    equal to MariaDB's, and MariaDB counted the locks (Com_lock_tables),
-    no FLUSH TABLES WITH READ LOCK.
+    of 1000 keys, the continuous apply worker applying; then snapshot() of
+    the three tables again (truncate, one LOCK TABLES of all three) while
+    the writers go on: every table ends equal to MariaDB's, and MariaDB
+    counted the locks (Com_lock_tables), no FLUSH TABLES WITH READ LOCK.
     """
     create_tables(m)
     mx(m, 'INSERT INTO %s.k SELECT seq, seq FROM %s.seq_101_to_20000' % (DB, DB))
@@ -535,6 +536,13 @@ def case_load_table_locks(conn, m):
         elapsed = time.monotonic() - t0
         n = chunks(conn, 'ac_loadl', 'k')
         check(n >= 15, 'k was loaded in %d chunks' % n)
+        # snapshot() of the three at once, again, while the writers go on:
+        # one LOCK TABLES of all three
+        locks1 = com_counter(m, 'Com_lock_tables')
+        got = src.snapshot(tables, truncate=True)
+        check(sorted(r[0] for r in got) == sorted(tables), 'snapshot() returned %s' % (got,))
+        check(com_counter(m, 'Com_lock_tables') - locks1 == 1,
+              'snapshot() of 3 tables locked %d times' % (com_counter(m, 'Com_lock_tables') - locks1))
         time.sleep(0.5)
         halt.set()
         for t in ths:
@@ -543,7 +551,7 @@ def case_load_table_locks(conn, m):
         locks = com_counter(m, 'Com_lock_tables') - locks0
         flushes = com_counter(m, 'Com_flush') - flush0
         log('k in %d chunks in %.1fs; LOCK TABLES %d times, FLUSH %d times' % (n, elapsed, locks, flushes))
-        check(locks >= n + 2, 'MariaDB counted %d LOCK TABLES for %d chunks of k and nk, o' % (locks, n))
+        check(locks >= n + 3, 'MariaDB counted %d LOCK TABLES for %d chunks of k, nk, o and a snapshot()' % (locks, n))
         check(flushes == 0, 'MariaDB counted %d FLUSH statements during the load' % flushes)
         mx(m, 'INSERT INTO %s.o VALUES (999999, 0)' % DB)
         wait_for('the marker row in PostgreSQL',

@@ -44,7 +44,7 @@ Cases:
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
-  snapshot-lock-tables, snapshot-lock-refused
+  snapshot-lock-tables, load-lock-chunks, snapshot-lock-refused
                       a copy's snapshot locks exactly its tables (LOCK
                       TABLES on a second connection), no FLUSH TABLES WITH
                       READ LOCK; refused and timed-out locks: see
@@ -732,6 +732,7 @@ def main(argv):
         ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
         ('failover-no-set', with_pg(lambda c: gtid_resume.case_failover_no_set(c))),
         ('snapshot-lock-tables', with_pg(snapshot_lock.case_snapshot_lock_tables)),
+        ('load-lock-chunks', with_pg(snapshot_lock.case_load_lock_chunks)),
         ('snapshot-lock-refused', with_pg(snapshot_lock.case_snapshot_lock_refused)),
     ]
     failed = 0

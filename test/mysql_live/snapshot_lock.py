@@ -11,6 +11,9 @@ tables each connection holds by LOCK TABLES at that moment:
                         position, then unlocks before the rows are read; the
                         copied rows equal the source's; the lock's wait is
                         the server option snapshot_lock_timeout
+  load-lock-chunks      CALL binlog_fdw.load() in chunks of 2 rows: each
+                        chunk's snapshot locks its table the same way,
+                        on a connection of its own
   snapshot-lock-refused an account without LOCK TABLES: the error names the
                         table and the hint the grant (SQLSTATE 42501); a
                         lock that times out (55P03) names the option to
@@ -74,6 +77,43 @@ def snapshot_error(conn, name):
     raise cases.CaseFailure('the snapshot of %s did not fail' % name)
 
 
+def lock_rounds(src, table='shop.items'):
+    """Each snapshot's start in the test source's query log: the lock of
+    exactly the table on a connection A held while connection B starts its
+    transaction and reads the position, the unlock before B reads the rows;
+    no FLUSH TABLES WITH READ LOCK anywhere.  [(A, lock index, B)]."""
+    sqls = [(i, e['conn'], e['sql'], e['result'], e.get('locks', [])) for i, e in enumerate(src.entries('query'))]
+    cases.check(not any('FLUSH TABLES' in s.upper() for _, _, s, _, _ in sqls),
+                'the copy sent FLUSH TABLES WITH READ LOCK: %s' % [s for _, _, s, _, _ in sqls if 'FLUSH' in s.upper()])
+    db, t = table.split('.')
+    want = 'LOCK TABLES `%s`.`%s` READ' % (db, t)
+    locks = [x for x in sqls if x[2].upper().startswith('LOCK TABLES')]
+    starts = [x for x in sqls if x[2].upper() == 'START TRANSACTION WITH CONSISTENT SNAPSHOT']
+    cases.check(len(locks) == len(starts) and starts, '%d LOCK TABLES for %d snapshots' % (len(locks), len(starts)))
+    rounds = []
+    for si, b, _, _, slocks in starts:
+        li, a, lsql, lres, _ = [x for x in locks if x[0] < si][-1]
+        cases.check(lsql == want and lres == 'ok', 'the lock is "%s" (%s), not exactly %s' % (lsql, lres, table))
+        cases.check(b != a, 'the snapshot started on the locking connection %s (START releases its lock)' % a)
+        held = '%s:%s' % (a, table)
+        cases.check(slocks == [held], 'START on connection %s ran without the lock held (locks %s)' % (b, slocks))
+        status = [x for x in sqls if x[0] > si and x[1] == b and
+                  x[2].upper() in ('SHOW BINARY LOG STATUS', 'SHOW MASTER STATUS') and x[3].endswith(' rows')]
+        cases.check(status and status[0][4] == [held],
+                    'the position was not read on connection %s after START with the lock held: %s' % (b, status[:1]))
+        unlock = [x for x in sqls if x[0] > li and x[1] == a and x[2].upper() == 'UNLOCK TABLES']
+        cases.check(unlock and unlock[0][0] > status[0][0] and unlock[0][4] == [],
+                    'UNLOCK TABLES on connection %s did not come after the position: %s' % (a, unlock[:1]))
+        reads = [x for x in sqls if x[0] > si and x[1] == b and x[2].startswith('SELECT ') and
+                 '`%s`.`%s`' % (db, t) in x[2] and 'information_schema' not in x[2]]
+        cases.check(reads and reads[0][0] > unlock[0][0] and reads[0][4] == [],
+                    'the rows were not read after the unlock: %s' % reads[:1])
+        cases.log('lock on %s at %d, START on %s at %d, position at %d, unlock at %d, rows at %d: %s'
+                  % (a, li, b, si, status[0][0], unlock[0][0], reads[0][0], reads[0][2]))
+        rounds.append((a, li, b))
+    return rounds
+
+
 def case_snapshot_lock_tables(conn):
     src = make_source('snap-lock')
     create_server(conn, 'my_snap', src, snapshot_lock_timeout=7)
@@ -86,36 +126,28 @@ def case_snapshot_lock_tables(conn):
     want = sorted((r['id'], r['name'], r['qty']) for r in ROWS['shop']['items'])
     cases.check(rows == want, 'copied rows %s, the source has %s' % (rows, want))
 
-    log = src.entries('query')
-    sqls = [(i, e['conn'], e['sql'], e['result'], e.get('locks', [])) for i, e in enumerate(log)]
-    cases.check(not any('FLUSH TABLES' in s.upper() for _, _, s, _, _ in sqls),
-                'the copy sent FLUSH TABLES WITH READ LOCK: %s' % [s for _, _, s, _, _ in sqls if 'FLUSH' in s.upper()])
-    locks = [x for x in sqls if x[2].upper().startswith('LOCK TABLES')]
-    cases.check(len(locks) == 1, 'expected one LOCK TABLES, got %s' % locks)
-    li, a, lsql, lres, _ = locks[0]
-    cases.check(lsql == 'LOCK TABLES `shop`.`items` READ' and lres == 'ok',
-                'the lock is "%s" (%s), not exactly the copied table' % (lsql, lres))
-    cases.check(any(c == a and s == 'SET SESSION lock_wait_timeout = 7' and i < li for i, c, s, _, _ in sqls),
+    rounds = lock_rounds(src)
+    cases.check(len(rounds) == 1, 'snapshot() took %d snapshots' % len(rounds))
+    a, li = rounds[0][0], rounds[0][1]
+    cases.check(any(e['conn'] == a and e['sql'] == 'SET SESSION lock_wait_timeout = 7' and i < li
+                    for i, e in enumerate(src.entries('query'))),
                 'connection %s did not bound its lock wait by snapshot_lock_timeout (7) before locking' % a)
-    starts = [x for x in sqls if x[2].upper() == 'START TRANSACTION WITH CONSISTENT SNAPSHOT']
-    cases.check(len(starts) == 1, 'expected one START TRANSACTION WITH CONSISTENT SNAPSHOT, got %s' % starts)
-    si, b, _, _, slocks = starts[0]
-    cases.check(b != a, 'the snapshot started on the locking connection %s (START releases its lock)' % a)
-    held = '%s:shop.items' % a
-    cases.check(si > li and slocks == [held], 'START on connection %s ran without the lock held (locks %s)' % (b, slocks))
-    status = [x for x in sqls if x[1] == b and x[2].upper() in ('SHOW BINARY LOG STATUS', 'SHOW MASTER STATUS')
-              and x[3] != 'ok' and not x[3].startswith('error')]
-    cases.check(status and status[0][0] > si and status[0][4] == [held],
-                'the position was not read on connection %s after START with the lock held: %s' % (b, status))
-    unlocks = [x for x in sqls if x[1] == a and x[2].upper() == 'UNLOCK TABLES']
-    cases.check(unlocks and unlocks[0][0] > status[0][0] and unlocks[0][4] == [],
-                'UNLOCK TABLES on connection %s did not come after the position: %s' % (a, unlocks))
-    reads = [x for x in sqls if x[1] == b and x[2].startswith('SELECT ') and x[2].endswith('FROM `shop`.`items`')]
-    cases.check(reads and reads[0][0] > unlocks[0][0] and reads[0][4] == [],
-                'the rows were not read after the unlock: %s' % reads)
-    cases.log('lock on %s at %d, START on %s at %d, position at %d, unlock at %d, rows at %d'
-              % (a, li, b, si, status[0][0], unlocks[0][0], reads[0][0]))
     cases.drop_source(conn, 'my_snap')
+    cases.q(conn, 'DROP SCHEMA shop CASCADE')
+
+
+def case_load_lock_chunks(conn):
+    src = make_source('load-lock')
+    create_server(conn, 'my_load', src)
+    cases.q(conn, 'DROP SCHEMA IF EXISTS shop CASCADE')
+    cases.q(conn, 'CREATE SCHEMA shop')
+    cases.q(conn, "CALL binlog_fdw.load('my_load', ARRAY['shop.items'], chunk_rows => 2, parallel => 1)")
+    rows = cases.q(conn, 'SELECT id, name, qty FROM shop.items ORDER BY id')
+    want = sorted((r['id'], r['name'], r['qty']) for r in ROWS['shop']['items'])
+    cases.check(rows == want, 'loaded rows %s, the source has %s' % (rows, want))
+    rounds = lock_rounds(src)
+    cases.check(len(rounds) >= 2, 'load() in chunks of 2 of 4 rows took %d snapshots' % len(rounds))
+    cases.drop_source(conn, 'my_load')
     cases.q(conn, 'DROP SCHEMA shop CASCADE')
 
 

@@ -365,7 +365,8 @@ class Session {
     if (/^select index_name, non_unique, column_name, sub_part, upper\(index_type\), collation from information_schema\.statistics /is.test(sql))
       return { columns: ['INDEX_NAME', 'NON_UNIQUE', 'COLUMN_NAME', 'SUB_PART', 'INDEX_TYPE', 'COLLATION'].map((n) => ({ name: n })), rows: [] };
     const id = '`(?:[^`]|``)+`';
-    m = new RegExp(`^select\\s+(.*?)\\s+from\\s+(${id})\\.(${id})(?:\\s+order\\s+by\\s+(.*?))?(?:\\s+limit\\s+(\\d+))?$`, 'is').exec(sql);
+    // a chunk of a load: WHERE (`key` > N) ORDER BY `key` LIMIT n
+    m = new RegExp(`^select\\s+(.*?)\\s+from\\s+(${id})\\.(${id})(?:\\s+where\\s+\\((${id})\\s*>\\s*(-?\\d+)\\))?(?:\\s+order\\s+by\\s+(.*?))?(?:\\s+limit\\s+(\\d+))?$`, 'is').exec(sql);
     if (!m) return null;
     const db = unquote(m[2]);
     const t = unquote(m[3]);
@@ -378,13 +379,17 @@ class Session {
     if (picked.includes(null)) return syntaxError(m[1]);
     let rows = ((this.cfg.rows || {})[db] || {})[t] || [];
     if (m[4]) {
-      const keys = splitTop(m[4]).map((k) => unquote(k.trim()));
+      const k = unquote(m[4]);
+      rows = rows.filter((r) => r[k] !== null && r[k] > Number(m[5]));
+    }
+    if (m[6]) {
+      const keys = splitTop(m[6]).map((k) => unquote(k.trim()));
       rows = [...rows].sort((a, b) => {
         for (const k of keys) if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
         return 0;
       });
     }
-    if (m[5]) rows = rows.slice(0, Number(m[5]));
+    if (m[7]) rows = rows.slice(0, Number(m[7]));
     return { columns: picked.map((n) => ({ name: n })), rows: rows.map((r) => picked.map((n) => (r[n] === undefined ? null : r[n]))) };
   }
 

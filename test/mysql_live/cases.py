@@ -44,7 +44,8 @@ Cases:
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
-  snapshot-lock-tables, load-lock-chunks, snapshot-lock-refused
+  snapshot-lock-tables, snapshot-lock-global, load-lock-chunks,
+  snapshot-lock-refused
                       a copy's snapshot locks exactly its tables (LOCK
                       TABLES on a second connection), no FLUSH TABLES WITH
                       READ LOCK; refused and timed-out locks: see
@@ -732,6 +733,7 @@ def main(argv):
         ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
         ('failover-no-set', with_pg(lambda c: gtid_resume.case_failover_no_set(c))),
         ('snapshot-lock-tables', with_pg(snapshot_lock.case_snapshot_lock_tables)),
+        ('snapshot-lock-global', with_pg(snapshot_lock.case_snapshot_lock_global)),
         ('load-lock-chunks', with_pg(snapshot_lock.case_load_lock_chunks)),
         ('snapshot-lock-refused', with_pg(snapshot_lock.case_snapshot_lock_refused)),
     ]

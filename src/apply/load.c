@@ -256,7 +256,9 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		{
 			bl_snapshot_table t = {db, table};
 
-			if (bl_snapshot_start(snap, &t, 1, file, sizeof(file), &pos, &raw, &err) != 0)
+			/* the GTID state: only where the source begins */
+			if (bl_snapshot_start(snap, &t, 1, file, sizeof(file), &pos,
+								  (st->nchunks == 0 || truncate) && begins ? &raw : NULL, &err) != 0)
 				ereport(ERROR,
 						(errcode(blpg_snapshot_start_errcode(snap)),
 						 errmsg("could not take a snapshot of source \"%s\" for the load of %s: %s",

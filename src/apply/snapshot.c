@@ -1511,7 +1511,8 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 			char	   *raw = NULL;
 
 			if (snap == NULL ||
-				bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos, &raw, &err) != 0)
+				bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos,
+								  begins ? &raw : NULL, &err) != 0)
 			{
 				int			code = blpg_snapshot_start_errcode(snap);
 				const char *hint = blpg_snapshot_start_hint(snap, NULL);
@@ -1725,6 +1726,8 @@ blpg_snapshot_source_options(const blpg_source_config *cfg, struct bl_source_opt
 	so->ssl_ca = cfg->ssl_ca;
 	so->ssl_cert = cfg->ssl_cert;
 	so->ssl_key = cfg->ssl_key;
+	/* the GTID set at a MySQL copy's position is read by a dump */
+	so->server_id = (uint32_t) cfg->server_id;
 	so->snapshot_lock = cfg->snapshot_lock;
 	so->snapshot_lock_timeout = (unsigned) cfg->snapshot_lock_timeout;
 }

@@ -150,7 +150,6 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 	bl_error	err;
 	char		file[BLPG_FILE_LEN];
 	uint64_t	pos = 0;
-	char	   *gtid = NULL;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -211,7 +210,7 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 	locked = blpg_snapshot_tables(names, &nlocked);
 	snap = bl_snapshot_open(&so, &err);
 	if (snap == NULL ||
-		bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos, &gtid, &err) != 0)
+		bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos, NULL, &err) != 0)
 	{
 		int			code = blpg_snapshot_start_errcode(snap);
 		const char *hint = blpg_snapshot_start_hint(snap, NULL);
@@ -222,7 +221,6 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 				 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message),
 				 hint ? errhint("%s", hint) : 0));
 	}
-	free(gtid);
 	position = psprintf("%s:%llu", file, (unsigned long long) pos);
 
 	PG_TRY();

@@ -409,14 +409,22 @@ bl_snapshot_start(bl_snapshot *s, const bl_snapshot_table *tables, int ntables,
 		*gtid = executed;
 		executed = NULL;
 	}
-	else if ((*gtid = strdup("")) == NULL)
+	else if (executed == NULL || executed[0] == '\0')
+	{
+		/* no GTIDs (gtid_mode OFF) */
+		if ((*gtid = strdup("")) == NULL)
+		{
+			bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	else if (bl_source_gtid_set_at(&s->opts, file, *pos, gtid, err) != 0)
 	{
 		/*
-		 * Only the copied tables are held still: a commit of another table
-		 * may come between MySQL's Executed_Gtid_Set and its position, so
-		 * the set stays unknown ("") rather than be wrong.
+		 * Only the copied tables were held still: a commit of another
+		 * table may come between MySQL's Executed_Gtid_Set and its
+		 * position, so the set at the position is read from the binlog.
 		 */
-		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
 	free(executed);

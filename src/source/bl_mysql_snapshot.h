@@ -34,8 +34,10 @@ typedef struct bl_snapshot_table
 /*
  * Open a connection and a consistent snapshot; file/pos (and gtid, the
  * server's GTID state at exactly that position, of any length, malloc'd:
- * free() it; "" when the server cannot tell it exactly) say where the
- * binlog stood.  Every write of tables[0..ntables-1] is either in the
+ * free() it; "" without GTIDs) say where the binlog stood.  gtid may be
+ * NULL: on MySQL without the global lock the state is read from the
+ * binlog file, from its start to the position (bl_source_gtid_set_at), so
+ * ask for it only when it is needed.  Every write of tables[0..ntables-1] is either in the
  * snapshot and before file:pos, or after both; writes of other tables may
  * be on either side.
  * bl_snapshot_begin = bl_snapshot_open + bl_snapshot_start; between the

@@ -162,6 +162,16 @@ extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
 									  bl_error *err);
 
 /*
+ * MySQL: the GTID set executed at file:pos (a transaction boundary), read
+ * from the file: its PREVIOUS_GTIDS and every GTID before pos, over a
+ * non-blocking dump of its own with opts' server_id (a copy passes its
+ * source's: the server ends another dump with the same id).
+ * "" when the file has transactions without GTIDs.  Malloc'd into *out.
+ */
+extern int	bl_source_gtid_set_at(const bl_source_options *opts, const char *file,
+								  uint64_t pos, char **out, bl_error *err);
+
+/*
  * Following a source across the servers of a MariaDB or MySQL replication
  * topology (bl_mysql_failover.c), before the dump:
  *

@@ -83,12 +83,30 @@ def snapshot_error(conn, name):
     raise cases.CaseFailure('the snapshot of %s did not fail' % name)
 
 
+def settled(src, table='shop.items'):
+    """The test source's query log once it has the rows' SELECT of table
+    and nothing more comes for 0.3 s (node writes it asynchronously)."""
+    db, t = table.split('.')
+    seen = [-1, 0]
+
+    def ready():
+        e = src.entries('query')
+        if not any(x['sql'].startswith('SELECT ') and '`%s`.`%s`' % (db, t) in x['sql'] for x in e):
+            return None
+        if len(e) == seen[0]:
+            seen[1] += 1
+        else:
+            seen[0], seen[1] = len(e), 0
+        return e if seen[1] >= 3 else None
+    return cases.wait_for('the test source\'s query log', ready, 10, 0.1)
+
+
 def lock_rounds(src, table='shop.items'):
     """Each snapshot's start in the test source's query log: the lock of
     exactly the table on a connection A held while connection B starts its
     transaction and reads the position, the unlock before B reads the rows;
     no FLUSH TABLES WITH READ LOCK anywhere.  [(A, lock index, B)]."""
-    sqls = [(i, e['conn'], e['sql'], e['result'], e.get('locks', [])) for i, e in enumerate(src.entries('query'))]
+    sqls = [(i, e['conn'], e['sql'], e['result'], e.get('locks', [])) for i, e in enumerate(settled(src, table))]
     cases.check(not any('FLUSH TABLES' in s.upper() for _, _, s, _, _ in sqls),
                 'the copy sent FLUSH TABLES WITH READ LOCK: %s' % [s for _, _, s, _, _ in sqls if 'FLUSH' in s.upper()])
     db, t = table.split('.')
@@ -121,7 +139,10 @@ def lock_rounds(src, table='shop.items'):
 
 
 def case_snapshot_lock_tables(conn):
-    src = make_source('snap-lock')
+    # the set SHOW BINARY LOG STATUS reports has a commit more than the
+    # binlog up to the position (one of another table, between the two
+    # reads): the source must begin with the set at the position
+    src = make_source('snap-lock', gtid_executed=cases.ENUM_UUID + ':1-6')
     create_server(conn, 'my_snap', src, snapshot_lock_timeout=7)
     cases.q(conn, 'DROP SCHEMA IF EXISTS shop CASCADE')
     cases.q(conn, 'CREATE SCHEMA shop')
@@ -136,13 +157,18 @@ def case_snapshot_lock_tables(conn):
     cases.check(len(rounds) == 1, 'snapshot() took %d snapshots' % len(rounds))
     a, li = rounds[0][0], rounds[0][1]
     cases.check(any(e['conn'] == a and e['sql'] == 'SET SESSION lock_wait_timeout = 7' and i < li
-                    for i, e in enumerate(src.entries('query'))),
+                    for i, e in enumerate(settled(src))),
                 'connection %s did not bound its lock wait by snapshot_lock_timeout (7) before locking' % a)
-    # the source begins there, by file position: MySQL's Executed_Gtid_Set
-    # is not exact when only the copied tables were held still
+    # the source begins there, with the GTID set read from the binlog up to
+    # the position (a non-blocking dump of the file from its start)
     state = cases.q(conn, "SELECT file, pos, gtid_state FROM binlog_fdw.source_state WHERE server_name = 'my_snap'")
-    cases.check(state == [('mysql-enum-string-set.000001', int(got[0][2].split(':')[1]), None)],
-                'the source begins at %s, not at the snapshot %s without a GTID set' % (state, got[0][2]))
+    cases.check(state == [('mysql-enum-string-set.000001', int(got[0][2].split(':')[1]), cases.ENUM_UUID + ':1-5')],
+                'the source begins at %s, not at the snapshot %s with the set %s:1-5 of its binlog'
+                % (state, got[0][2], cases.ENUM_UUID))
+    dumps = src.entries('dump')
+    cases.check(len(dumps) == 1 and dumps[0]['file'] == 'mysql-enum-string-set.000001' and dumps[0]['pos'] == 4
+                and dumps[0]['server_id'] == 4321 and dumps[0]['flags'] & 1,
+                'the GTID set was not read by one non-blocking dump of the file: %s' % dumps)
     cases.drop_source(conn, 'my_snap')
     cases.q(conn, 'DROP SCHEMA shop CASCADE')
 
@@ -156,7 +182,7 @@ def case_snapshot_lock_global(conn):
     rows = cases.q(conn, 'SELECT id, name, qty FROM shop.items ORDER BY id')
     want = sorted((r['id'], r['name'], r['qty']) for r in ROWS['shop']['items'])
     cases.check(rows == want, 'copied rows %s, the source has %s' % (rows, want))
-    log = [(e['conn'], e['sql'].upper()) for e in src.entries('query')]
+    log = [(e['conn'], e['sql'].upper()) for e in settled(src)]
     seq = [x for x in log if x[1] in ('FLUSH TABLES WITH READ LOCK', 'START TRANSACTION WITH CONSISTENT SNAPSHOT',
                                       'SHOW BINARY LOG STATUS', 'UNLOCK TABLES')]
     cases.check(len(set(c for c, _ in seq)) == 1 and [x[1] for x in seq] ==
@@ -190,6 +216,9 @@ def case_load_lock_chunks(conn):
     cases.check(rows == want, 'loaded rows %s, the source has %s' % (rows, want))
     rounds = lock_rounds(src)
     cases.check(len(rounds) >= 2, 'load() in chunks of 2 of 4 rows took %d snapshots' % len(rounds))
+    # the GTID set at the position: read once, for the chunk the source begins at
+    dumps = src.entries('dump')
+    cases.check(len(dumps) == 1, 'load() read the binlog %d times for %d chunks' % (len(dumps), len(rounds)))
     cases.drop_source(conn, 'my_load')
     cases.q(conn, 'DROP SCHEMA shop CASCADE')
 

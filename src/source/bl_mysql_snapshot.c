@@ -311,8 +311,16 @@ start_tables(bl_snapshot *s, const bl_snapshot_table *tables, int ntables,
 	bl_buf_puts(&sql, "LOCK TABLES ");
 	for (int i = 0; i < ntables; i++)
 	{
-		int			exists = table_exists(lock, &tables[i], err);
+		int			exists;
+		bool		again = false;
 
+		/* a table named twice: LOCK TABLES refuses it (not unique) */
+		for (int k = 0; k < i && !again; k++)
+			again = strcmp(tables[k].schema, tables[i].schema) == 0 &&
+				strcmp(tables[k].table, tables[i].table) == 0;
+		if (again)
+			continue;
+		exists = table_exists(lock, &tables[i], err);
 		if (exists < 0)
 			goto done;
 		if (exists == 0)

@@ -22,7 +22,9 @@ tables each connection holds by LOCK TABLES at that moment:
                         table and the hint the grant (SQLSTATE 42501); a
                         lock that times out (55P03) names the option to
                         raise; snapshot_lock 'global' without RELOAD says
-                        so and points at 'tables'
+                        so and points at 'tables'; a table named twice is
+                        locked once, one that does not exist not at all
+                        (its copy names it)
 
 Uses cases.py's helpers (cases.source, cases.pg, ...).
 """
@@ -248,4 +250,19 @@ def case_snapshot_lock_refused(conn):
                                   "relnamespace = 'shop'::regnamespace") == [(0,)],
                     'a target was created despite the refused lock')
         cases.drop_source(conn, 'my_refused')
+    # a table that does not exist is not locked (LOCK TABLES would refuse
+    # them all); its copy names it
+    create_server(conn, 'my_refused', src)
+    try:
+        cases.q(conn, "SELECT * FROM binlog_fdw.snapshot('my_refused', ARRAY['shop.items', 'shop.missing', 'shop.items'])")
+        e = None
+    except psycopg2.Error as x:
+        e = x
+    locks = [x['sql'] for x in src.entries('query') if x['sql'].upper().startswith('LOCK TABLES')]
+    cases.log('missing table: %s; %s' % (e and e.diag.message_primary, locks))
+    cases.check(e is not None and 'shop.missing' in (e.diag.message_primary or '') and
+                'could not lock' not in (e.diag.message_primary or ''),
+                'the snapshot of a missing table: %s' % (e and e.diag.message_primary))
+    cases.check(locks and locks[-1] == 'LOCK TABLES `shop`.`items` READ', 'locked %s' % locks)
+    cases.drop_source(conn, 'my_refused')
     cases.q(conn, 'DROP SCHEMA shop CASCADE')

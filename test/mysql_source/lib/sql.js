@@ -328,6 +328,7 @@ class Session {
       const m = new RegExp(`^(${id})\\.(${id})\\s+read(?:\\s+local)?$`, 'is').exec(item);
       if (!m) return syntaxError(item);
       const name = (x) => (x[0] === '`' ? unquote(x) : x);
+      if (names.some(([d, t]) => d === name(m[1]) && t === name(m[2]))) return { error: [1066, '42000', `Not unique table/alias: '${name(m[2])}'`] };
       names.push([name(m[1]), name(m[2])]);
     }
     this.server.unlock(this.connId);

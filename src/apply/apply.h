@@ -374,8 +374,24 @@ struct bl_source_options;
 extern void blpg_snapshot_source_options(const blpg_source_config *cfg,
 										 struct bl_source_options *so);
 
-/* verify(): a source table into a relation like its target (snapshot.c) */
+/*
+ * What bl_snapshot_start() gets for the tables a copy reads: names is a
+ * list of db, table, db, table, ... (as blpg_sync_lock_tables's); *n set.
+ */
 struct bl_snapshot;
+struct bl_snapshot_table;
+extern struct bl_snapshot_table *blpg_snapshot_tables(List *names, int *n);
+
+/*
+ * The errcode and the hint of a failed bl_snapshot_start(): the lock's when
+ * it was refused or timed out (insufficient privilege, lock not available),
+ * else connection failure and otherwise (may be NULL: no hint).
+ */
+extern int	blpg_snapshot_start_errcode(const struct bl_snapshot *snap);
+extern const char *blpg_snapshot_start_hint(const struct bl_snapshot *snap,
+											const char *otherwise);
+
+/* verify(): a source table into a relation like its target (snapshot.c) */
 extern List *blpg_snapshot_copy_into(const char *server_name, struct bl_snapshot *snap,
 									 const char *source, const blpg_apply_options *opts,
 									 Oid into, Oid *target, int64 *rows);

@@ -557,13 +557,20 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 							source, st->nchunks),
 					 errdetail("The chunks copied so far have the table's former definition."),
 					 errhint("Drop the target table and call binlog_fdw.load() again with truncate => true.")));
-		if (bl_snapshot_start(snap, file, sizeof(file), &pos, &raw, &err) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not take a snapshot of source \"%s\" for the load of %s: %s",
-							server_name, source, err.message),
-					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
-		gtid = pstrdup(raw ? raw : "");
+		{
+			bl_snapshot_table t = {db, table};
+
+			/* the GTID state: only where the source begins */
+			if (bl_snapshot_start(snap, &t, 1, file, sizeof(file), &pos,
+								  (st->nchunks == 0 || truncate) && begins ? &raw : NULL, &err) != 0)
+				ereport(ERROR,
+						(errcode(blpg_snapshot_start_errcode(snap)),
+						 errmsg("could not take a snapshot of source \"%s\" for the load of %s: %s",
+								server_name, source, err.message),
+						 errhint("%s", blpg_snapshot_start_hint(snap, "Call binlog_fdw.load() again once the source is back: it goes on at the next chunk."))));
+		}
+		/* "": the source cannot tell the GTID state there */
+		gtid = raw && raw[0] ? pstrdup(raw) : NULL;
 		free(raw);
 
 		memset(&chunk, 0, sizeof(chunk));

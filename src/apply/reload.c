@@ -223,12 +223,17 @@ reload_begin(const blpg_source_config *cfg, const bl_source_options *so,
 		/* apply is inside none of them from here to the commit */
 		if (names != NIL)
 			blpg_sync_lock_tables(cfg->serverid, names);
-		if (bl_snapshot_start(snap, file, sizeof(file), &pos, &raw, &err) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not take a snapshot of source \"%s\" for the reload: %s",
-							cfg->server_name, err.message),
-					 errhint("The source's worker starts the reload again.")));
+		{
+			int			nlocked;
+			bl_snapshot_table *locked = blpg_snapshot_tables(names, &nlocked);
+
+			if (bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos, &raw, &err) != 0)
+				ereport(ERROR,
+						(errcode(blpg_snapshot_start_errcode(snap)),
+						 errmsg("could not take a snapshot of source \"%s\" for the reload: %s",
+								cfg->server_name, err.message),
+						 errhint("%s", blpg_snapshot_start_hint(snap, "The source's worker starts the reload again."))));
+		}
 		/* the decoder's definitions from the new position on */
 		if (listing.all != NIL)
 			blpg_snapshot_seed_history(cfg->serverid, cfg->server_name, snap, listing.all,

@@ -1441,6 +1441,8 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 	int			n;
 	AclResult	aclresult;
 	bool		begins;
+	bl_snapshot_table *locked;
+	int			nlocked;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	blpg_require_arg(fcinfo, 1, "tables");
@@ -1475,6 +1477,8 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 			names = lappend(names, makeString(pstrdup(dot + 1)));
 		}
 		blpg_sync_lock_tables(server->serverid, names);
+		/* ... and the source holds them still while the snapshot starts */
+		locked = blpg_snapshot_tables(names, &nlocked);
 	}
 
 	/* a source that has no position begins at this snapshot's */
@@ -1524,12 +1528,17 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 			char	   *raw = NULL;
 
 			if (snap == NULL ||
-				bl_snapshot_start(snap, file, sizeof(file), &pos, &raw, &err) != 0)
+				bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos,
+								  begins ? &raw : NULL, &err) != 0)
 			{
+				int			code = blpg_snapshot_start_errcode(snap);
+				const char *hint = blpg_snapshot_start_hint(snap, NULL);
+
 				bl_snapshot_end(snap);
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-						 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
+						(errcode(code),
+						 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message),
+						 hint ? errhint("%s", hint) : 0));
 			}
 			gtid = pstrdup(raw ? raw : "");
 			free(raw);
@@ -1650,7 +1659,8 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 				memset(&state, 0, sizeof(state));
 				strlcpy(state.file, file, sizeof(state.file));
 				state.pos = pos;
-				state.gtid_state = gtid;
+				/* "": the source cannot tell the GTID state there */
+				state.gtid_state = gtid[0] ? gtid : NULL;
 				blpg_state_save(server->serverid, &state);
 			}
 			bl_snapshot_end(snap);
@@ -1733,6 +1743,44 @@ blpg_snapshot_source_options(const blpg_source_config *cfg, struct bl_source_opt
 	so->ssl_ca = cfg->ssl_ca;
 	so->ssl_cert = cfg->ssl_cert;
 	so->ssl_key = cfg->ssl_key;
+	/* the GTID set at a MySQL copy's position is read by a dump */
+	so->server_id = (uint32_t) cfg->server_id;
+	so->snapshot_lock = cfg->snapshot_lock;
+	so->snapshot_lock_timeout = (unsigned) cfg->snapshot_lock_timeout;
+}
+
+bl_snapshot_table *
+blpg_snapshot_tables(List *names, int *n)
+{
+	bl_snapshot_table *out = palloc0(sizeof(bl_snapshot_table) * Max(list_length(names) / 2, 1));
+	int			k = 0;
+
+	for (int i = 0; i + 1 < list_length(names); i += 2)
+	{
+		out[k].schema = strVal(list_nth(names, i));
+		out[k].table = strVal(list_nth(names, i + 1));
+		k++;
+	}
+	*n = k;
+	return out;
+}
+
+int
+blpg_snapshot_start_errcode(const bl_snapshot *snap)
+{
+	bool		denied;
+
+	if (bl_snapshot_lock_hint(snap, &denied) == NULL)
+		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	return denied ? ERRCODE_INSUFFICIENT_PRIVILEGE : ERRCODE_LOCK_NOT_AVAILABLE;
+}
+
+const char *
+blpg_snapshot_start_hint(const bl_snapshot *snap, const char *otherwise)
+{
+	const char *hint = bl_snapshot_lock_hint(snap, NULL);
+
+	return hint ? hint : otherwise;
 }
 
 /*

@@ -150,12 +150,14 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 	bl_error	err;
 	char		file[BLPG_FILE_LEN];
 	uint64_t	pos = 0;
-	char	   *gtid = NULL;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
 	Oid		   *targets;
 	char	   *position;
+	List	   *names = NIL;
+	bl_snapshot_table *locked;
+	int			nlocked;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	blpg_require_arg(fcinfo, 1, "tables");
@@ -191,18 +193,34 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 		if (pg_class_aclcheck(targets[i], GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(targets[i]));
 		LockRelationOid(targets[i], ExclusiveLock);
+		{
+			char	   *db,
+					   *table;
+
+			blpg_split_source_table(src, &db, &table);
+			names = lappend(names, makeString(db));
+			names = lappend(names, makeString(table));
+		}
 	}
 
 	/* 1. the source at one position */
 	cfg = blpg_load_config(server->serverid, GetUserId());
 	blpg_snapshot_source_options(cfg, &so);
 	memset(&err, 0, sizeof(err));
-	snap = bl_snapshot_begin(&so, file, sizeof(file), &pos, &gtid, &err);
-	if (snap == NULL)
+	locked = blpg_snapshot_tables(names, &nlocked);
+	snap = bl_snapshot_open(&so, &err);
+	if (snap == NULL ||
+		bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos, NULL, &err) != 0)
+	{
+		int			code = blpg_snapshot_start_errcode(snap);
+		const char *hint = blpg_snapshot_start_hint(snap, NULL);
+
+		bl_snapshot_end(snap);
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-				 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message)));
-	free(gtid);
+				(errcode(code),
+				 errmsg("could not take a snapshot of source \"%s\": %s", name, err.message),
+				 hint ? errhint("%s", hint) : 0));
+	}
 	position = psprintf("%s:%llu", file, (unsigned long long) pos);
 
 	PG_TRY();

@@ -103,6 +103,8 @@ typedef struct blpg_source_config
 	char	   *ssl_cert;
 	char	   *ssl_key;
 	bool		lost_position_reload;	/* lost_position 'reload' */
+	char	   *snapshot_lock;	/* NULL (the flavour's default), tables, global */
+	int			snapshot_lock_timeout;	/* seconds */
 	/* user mapping */
 	char	   *user;
 	char	   *password;

@@ -59,6 +59,8 @@ static const option_def valid_options[] = {
 	{"schema_map", ForeignServerRelationId, "mysql_db:pg_schema[,...]"},
 	{"continuous", ForeignServerRelationId, "true or false (apply changes as they arrive)"},
 	{"lost_position", ForeignServerRelationId, "error or reload (when the source has purged the acknowledged position)"},
+	{"snapshot_lock", ForeignServerRelationId, "tables (LOCK TABLES of the copied tables) or global (FLUSH TABLES WITH READ LOCK)"},
+	{"snapshot_lock_timeout", ForeignServerRelationId, "seconds, 1 to 31536000"},
 	{"schema_name", ForeignTableRelationId, "the source table's database (IMPORT FOREIGN SCHEMA sets it)"},
 	{"table_name", ForeignTableRelationId, "the source table's name (IMPORT FOREIGN SCHEMA sets it)"},
 	{"partial_image", ForeignTableRelationId, "error or null"},
@@ -283,6 +285,10 @@ blpg_check_option(const char *name, const char *value, Oid catalog)
 		check_choice(name, value, def->help, "error", "null", NULL);
 	else if (strcmp(name, "lost_position") == 0)
 		check_choice(name, value, def->help, "error", "reload", NULL);
+	else if (strcmp(name, "snapshot_lock") == 0)
+		check_choice(name, value, def->help, "tables", "global", NULL);
+	else if (strcmp(name, "snapshot_lock_timeout") == 0)
+		(void) parse_int(name, value, 1, 31536000, def->help);
 	else if (strcmp(name, "schema_map") == 0)
 	{
 		if (strchr(value, ':') == NULL)
@@ -333,6 +339,7 @@ blpg_load_config(Oid serverid, Oid userid)
 	cfg->heartbeat = 1.0;
 	cfg->connect_timeout = 10;
 	cfg->ssl_mode = "prefer";
+	cfg->snapshot_lock_timeout = 30;
 
 	foreach(lc, server->options)
 	{
@@ -365,6 +372,10 @@ blpg_load_config(Oid serverid, Oid userid)
 			cfg->ssl_key = pstrdup(v);
 		else if (strcmp(def->defname, "lost_position") == 0)
 			cfg->lost_position_reload = strcmp(v, "reload") == 0;
+		else if (strcmp(def->defname, "snapshot_lock") == 0)
+			cfg->snapshot_lock = pstrdup(v);
+		else if (strcmp(def->defname, "snapshot_lock_timeout") == 0)
+			cfg->snapshot_lock_timeout = atoi(v);
 	}
 
 	um = GetUserMapping(userid, serverid);

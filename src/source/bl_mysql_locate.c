@@ -2,7 +2,8 @@
  * bl_mysql_locate.c
  *	  Start positions found by reading the source's binlogs: the first
  *	  transaction at or after a time, or the first transaction whose GTID
- *	  is not in a MySQL GTID set (bl_mysql_source.h).
+ *	  is not in a MySQL GTID set (bl_mysql_source.h); and the GTID set
+ *	  executed at a position, read the same way.
  *
  * Both pick a file first, newest to oldest, from what its first events
  * say (the first transaction's timestamp; the PREVIOUS_GTIDS set), then
@@ -393,4 +394,75 @@ bl_source_scan_statements(const bl_source_options *opts, const char *file, uint6
 	}
 	reader_close(&r);
 	return rc < 0 ? -1 : 0;
+}
+
+int
+bl_source_gtid_set_at(const bl_source_options *opts, const char *file, uint64_t pos,
+					  char **out, bl_error *err)
+{
+	dump_reader r;
+	bl_event	ev;
+	bool		start;
+	int			rc;
+	bl_gtid_set *set = NULL;
+	bool		anonymous = false;
+	bl_buf		text;
+
+	*out = NULL;
+	if (reader_open(&r, opts, file, err) != 0)
+	{
+		reader_close(&r);
+		return -1;
+	}
+	/* the file's PREVIOUS_GTIDS, then each GTID before pos */
+	while ((rc = reader_next(&r, &ev, &start, err)) == 1)
+	{
+		if (strcmp(bl_source_file(r.src), file) != 0 || ev.pos >= pos)
+			break;
+		if (ev.type == BL_EV_PREVIOUS_GTIDS && set == NULL)
+		{
+			set = bl_gtid_set_parse(ev.u.gtid_set.text.ptr, ev.u.gtid_set.text.len, err);
+			if (set == NULL)
+			{
+				rc = -1;
+				break;
+			}
+		}
+		else if (ev.type == BL_EV_GTID || ev.type == BL_EV_GTID_TAGGED)
+		{
+			if (set == NULL)
+			{
+				rc = bl_error_set(err, BL_ERR_CORRUPT,
+								  "binlog %s has a GTID before its PREVIOUS_GTIDS event", file);
+				break;
+			}
+			if (bl_gtid_set_add(set, ev.u.gtid.text, err) != 0)
+			{
+				rc = -1;
+				break;
+			}
+		}
+		else if (ev.type == BL_EV_ANONYMOUS_GTID)
+			anonymous = true;
+	}
+	reader_close(&r);
+	if (rc < 0)
+	{
+		bl_gtid_set_free(set);
+		return -1;
+	}
+	bl_buf_init(&text);
+	/* no PREVIOUS_GTIDS, or transactions without GTIDs: no set to tell */
+	if (set != NULL && !anonymous && bl_gtid_set_text(set, &text) != 0)
+	{
+		bl_gtid_set_free(set);
+		bl_buf_free(&text);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	bl_gtid_set_free(set);
+	*out = strdup(text.data ? text.data : "");
+	bl_buf_free(&text);
+	if (*out == NULL)
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	return 0;
 }

@@ -4,9 +4,13 @@
  *
  * MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT, then the status
  * variables binlog_snapshot_file / binlog_snapshot_position give the binlog
- * position of exactly that snapshot, with no lock.  MySQL: FLUSH TABLES
- * WITH READ LOCK around the snapshot's start and SHOW BINARY LOG STATUS
- * (needs RELOAD).  Session time zone UTC, so TIMESTAMP values read as UTC.
+ * position of exactly that snapshot, with no lock.  MySQL (and MariaDB with
+ * the server option snapshot_lock set): LOCK TABLES ... READ of exactly the
+ * copied tables on a second connection around the snapshot's start and
+ * SHOW BINARY LOG STATUS (no RELOAD, no global lock: RDS and Aurora refuse
+ * FLUSH TABLES WITH READ LOCK), or with snapshot_lock 'global' FLUSH
+ * TABLES WITH READ LOCK.  Session time zone UTC, so TIMESTAMP values read
+ * as UTC.
  */
 #include "bl_mysql_conn.h"
 #include "bl_mysql_snapshot.h"
@@ -26,6 +30,9 @@ struct bl_snapshot
 	unsigned long *lengths;
 	bl_snapshot_column *cols;
 	int			ncols;
+	bl_source_options opts;		/* a lock's connection (start_tables) */
+	const char *lock_hint;		/* why the last start's lock failed */
+	bool		lock_denied;
 };
 
 static int
@@ -71,6 +78,7 @@ bl_snapshot_open(const bl_source_options *opts, bl_error *err)
 		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	s->opts = *opts;
 	s->conn = bl_mysql_open(opts, err);
 	if (s->conn == NULL)
 	{
@@ -91,14 +99,14 @@ fail:
 }
 
 bl_snapshot *
-bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
-				  uint64_t *pos, char **gtid, bl_error *err)
+bl_snapshot_begin(const bl_source_options *opts, const bl_snapshot_table *tables, int ntables,
+				  char *file, size_t filelen, uint64_t *pos, char **gtid, bl_error *err)
 {
 	bl_snapshot *s = bl_snapshot_open(opts, err);
 
 	if (s == NULL)
 		return NULL;
-	if (bl_snapshot_start(s, file, filelen, pos, gtid, err) != 0)
+	if (bl_snapshot_start(s, tables, ntables, file, filelen, pos, gtid, err) != 0)
 	{
 		bl_snapshot_end(s);
 		return NULL;
@@ -106,116 +114,345 @@ bl_snapshot_begin(const bl_source_options *opts, char *file, size_t filelen,
 	return s;
 }
 
-int
-bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
-				  uint64_t *pos, char **gtid, bl_error *err)
+/* `name` appended to b, quoted for MySQL */
+static void
+append_ident(bl_buf *b, const char *name)
+{
+	bl_buf_putc(b, '`');
+	for (const char *p = name; *p; p++)
+	{
+		if (*p == '`')
+			bl_buf_putc(b, '`');
+		bl_buf_putc(b, *p);
+	}
+	bl_buf_putc(b, '`');
+}
+
+/*
+ * MariaDB: the GTID state at exactly file:pos.  @@gtid_binlog_pos read now
+ * could already include transactions committed after the snapshot, which
+ * a start from this state would then skip.
+ */
+static int
+mariadb_gtid_at(bl_snapshot *s, const char *file, uint64_t pos, char **gtid, bl_error *err)
+{
+	size_t		flen = strlen(file);
+	char	   *esc = malloc(2 * flen + 1);
+	char	   *sql = malloc(2 * flen + 128);
+	int			rc;
+
+	if (esc == NULL || sql == NULL)
+	{
+		free(esc);
+		free(sql);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	mysql_real_escape_string(s->conn, esc, file, (unsigned long) flen);
+	/* NULL: not an event boundary, or the file is gone */
+	snprintf(sql, 2 * flen + 128, "SELECT COALESCE(BINLOG_GTID_POS('%s', %llu), '?')",
+			 esc, (unsigned long long) pos);
+	rc = bl_mysql_query_text(s->conn, sql, gtid, err);
+	free(esc);
+	free(sql);
+	if (rc != 0)
+		return -1;
+	if (strcmp(*gtid, "?") == 0)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED,
+							"the source has no GTID state for the snapshot's position %s:%llu",
+							file, (unsigned long long) pos);
+	return 0;
+}
+
+/* MariaDB's own: the position of exactly this snapshot, no lock */
+static int
+start_mariadb(bl_snapshot *s, char *file, size_t filelen, uint64_t *pos, bl_error *err)
 {
 	MYSQL_RES  *res;
 	MYSQL_ROW	row;
 	int			rc = 0;
 
+	if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
+		return -1;
+	if (mysql_query(s->conn, "SHOW STATUS LIKE 'binlog_snapshot_%'") != 0)
+		return bl_mysql_fail(s->conn, err, "reading the snapshot's binlog position");
+	res = mysql_store_result(s->conn);
+	while (rc == 0 && res && (row = mysql_fetch_row(res)))
+	{
+		if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_file") == 0)
+			rc = bl_mysql_copy_name(file, filelen, row[1], strlen(row[1]),
+									"binlog file name", err);
+		else if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_position") == 0)
+			*pos = strtoull(row[1], NULL, 10);
+	}
+	if (res)
+		mysql_free_result(res);
+	return rc;
+}
+
+/*
+ * The end of the binlog now (SHOW BINARY LOG STATUS, before 8.2 and on
+ * MariaDB SHOW MASTER STATUS); executed: MySQL's Executed_Gtid_Set.
+ */
+static int
+read_binlog_status(bl_snapshot *s, char *file, size_t filelen, uint64_t *pos,
+				   char **executed, bl_error *err)
+{
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	int			rc = 0;
+
+	if (mysql_query(s->conn, "SHOW BINARY LOG STATUS") != 0 &&
+		mysql_query(s->conn, "SHOW MASTER STATUS") != 0)
+		return bl_mysql_fail(s->conn, err, "reading the binlog position");
+	res = mysql_store_result(s->conn);
+	row = res ? mysql_fetch_row(res) : NULL;
+	if (row && row[0])
+	{
+		rc = bl_mysql_copy_name(file, filelen, row[0], strlen(row[0]), "binlog file name", err);
+		*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
+		if (rc == 0 && executed &&
+			(*executed = strdup(mysql_num_fields(res) >= 5 && row[4] ? row[4] : "")) == NULL)
+			rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	if (res)
+		mysql_free_result(res);
+	return rc;
+}
+
+/* FLUSH TABLES WITH READ LOCK around the snapshot's start */
+static int
+start_global(bl_snapshot *s, char *file, size_t filelen, uint64_t *pos, char **executed,
+			 bl_error *err)
+{
+	if (mysql_query(s->conn, "FLUSH TABLES WITH READ LOCK") != 0)
+	{
+		unsigned int e = mysql_errno(s->conn);
+
+		if (e == 1227 || e == 1045 || e == 1044)
+		{
+			s->lock_denied = true;
+			s->lock_hint = "The server option snapshot_lock 'global' takes FLUSH TABLES WITH READ LOCK, which needs the RELOAD privilege (RDS and Aurora refuse it to every account): grant RELOAD, or set snapshot_lock to 'tables' (LOCK TABLES and SELECT on the copied tables).";
+		}
+		else if (e == 1205)
+			s->lock_hint = "Other statements held the tables for longer than snapshot_lock_timeout: copy when they have ended, raise the server option snapshot_lock_timeout, or set snapshot_lock to 'tables'.";
+		return bl_mysql_fail(s->conn, err, "FLUSH TABLES WITH READ LOCK");
+	}
+	if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0 ||
+		read_binlog_status(s, file, filelen, pos, executed, err) != 0)
+		return -1;
+	return exec(s, "UNLOCK TABLES", err);
+}
+
+/* Does schema.table exist (a view counts)?  1 yes, 0 no, -1 error. */
+static int
+table_exists(MYSQL *conn, const bl_snapshot_table *t, bl_error *err)
+{
+	size_t		ls = strlen(t->schema),
+				lt = strlen(t->table);
+	char	   *es = malloc(2 * ls + 1);
+	char	   *et = malloc(2 * lt + 1);
+	char	   *sql = malloc(2 * (ls + lt) + 128);
+	char		value[32];
+	int			rc;
+
+	if (es == NULL || et == NULL || sql == NULL)
+	{
+		free(es);
+		free(et);
+		free(sql);
+		return bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+	}
+	mysql_real_escape_string(conn, es, t->schema, (unsigned long) ls);
+	mysql_real_escape_string(conn, et, t->table, (unsigned long) lt);
+	snprintf(sql, 2 * (ls + lt) + 128,
+			 "SELECT TABLE_NAME FROM information_schema.TABLES "
+			 "WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s'", es, et);
+	value[0] = '\0';
+	rc = bl_mysql_query_value(conn, sql, value, sizeof(value), err);
+	free(es);
+	free(et);
+	free(sql);
+	if (rc != 0)
+		return -1;
+	return value[0] != '\0';
+}
+
+/*
+ * LOCK TABLES ... READ of the copied tables on a second connection while
+ * this one starts its transaction and reads the position.  The lock waits
+ * until every transaction that wrote one of them has committed (they hold
+ * the tables' metadata locks until then, binlog and engine) and keeps new
+ * writers of them out; a transaction's START on the same connection would
+ * release it, hence the second one.
+ */
+static int
+start_tables(bl_snapshot *s, const bl_snapshot_table *tables, int ntables,
+			 char *file, size_t filelen, uint64_t *pos, char **executed, bl_error *err)
+{
+	MYSQL	   *lock;
+	bl_buf		sql;
+	bl_buf		names;
+	int			nlocked = 0;
+	int			rc = -1;
+	unsigned	timeout = s->opts.snapshot_lock_timeout ? s->opts.snapshot_lock_timeout : 30;
+	char		set[96];
+
+	lock = bl_mysql_open(&s->opts, err);
+	if (lock == NULL)
+		return -1;
+	bl_buf_init(&sql);
+	bl_buf_init(&names);
+	snprintf(set, sizeof(set), "SET SESSION lock_wait_timeout = %u", timeout);
+	if (mysql_query(lock, set) != 0)
+	{
+		bl_mysql_fail(lock, err, set);
+		goto done;
+	}
+	bl_buf_puts(&sql, "LOCK TABLES ");
+	for (int i = 0; i < ntables; i++)
+	{
+		int			exists;
+		bool		again = false;
+
+		/* a table named twice: LOCK TABLES refuses it (not unique) */
+		for (int k = 0; k < i && !again; k++)
+			again = strcmp(tables[k].schema, tables[i].schema) == 0 &&
+				strcmp(tables[k].table, tables[i].table) == 0;
+		if (again)
+			continue;
+		exists = table_exists(lock, &tables[i], err);
+		if (exists < 0)
+			goto done;
+		if (exists == 0)
+			continue;
+		if (nlocked++)
+		{
+			bl_buf_puts(&sql, ", ");
+			bl_buf_puts(&names, ", ");
+		}
+		append_ident(&sql, tables[i].schema);
+		bl_buf_putc(&sql, '.');
+		append_ident(&sql, tables[i].table);
+		bl_buf_puts(&sql, " READ");
+		bl_buf_printf(&names, "%s.%s", tables[i].schema, tables[i].table);
+	}
+	if (bl_buf_failed(&sql) || bl_buf_failed(&names))
+	{
+		bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	if (nlocked > 0 && mysql_query(lock, sql.data) != 0)
+	{
+		unsigned int e = mysql_errno(lock);
+
+		if (e == 1205)
+			s->lock_hint = "Transactions writing the table kept it for longer than snapshot_lock_timeout seconds: copy when they have ended, or raise the server option snapshot_lock_timeout.";
+		else if (e == 1044 || e == 1142 || e == 1227 || e == 1045)
+		{
+			s->lock_denied = true;
+			s->lock_hint = "The snapshot locks the tables it copies for a moment with LOCK TABLES ... READ: grant the source account LOCK TABLES and SELECT on them (GRANT LOCK TABLES, SELECT ON db.* TO ...), or set the server option snapshot_lock to 'global' (FLUSH TABLES WITH READ LOCK, needs RELOAD).";
+		}
+		bl_error_set(err, BL_ERR_IO, "could not lock table%s %.300s%s for the snapshot: %s (MySQL error %u)",
+					 nlocked > 1 ? "s" : "", names.data, names.len > 300 ? "..." : "",
+					 mysql_error(lock), e);
+		goto done;
+	}
+	if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0 ||
+		read_binlog_status(s, file, filelen, pos, executed, err) != 0)
+		goto done;
+	if (nlocked > 0 && mysql_query(lock, "UNLOCK TABLES") != 0)
+	{
+		bl_mysql_fail(lock, err, "UNLOCK TABLES");
+		goto done;
+	}
+	rc = 0;
+done:
+	bl_buf_free(&sql);
+	bl_buf_free(&names);
+	/* closing the connection releases its lock, too */
+	mysql_close(lock);
+	return rc;
+}
+
+int
+bl_snapshot_start(bl_snapshot *s, const bl_snapshot_table *tables, int ntables,
+				  char *file, size_t filelen, uint64_t *pos, char **gtid, bl_error *err)
+{
+	const char *mode = s->opts.snapshot_lock;
+	char	   *executed = NULL;
+	int			rc;
+
 	if (gtid)
 		*gtid = NULL;
+	s->lock_hint = NULL;
+	s->lock_denied = false;
+	file[0] = '\0';
+	*pos = 0;
 
-	if (s->is_mariadb)
-	{
-		if (exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
-			goto fail;
-		if (mysql_query(s->conn, "SHOW STATUS LIKE 'binlog_snapshot_%'") != 0)
-		{
-			bl_mysql_fail(s->conn, err, "reading the snapshot's binlog position");
-			goto fail;
-		}
-		res = mysql_store_result(s->conn);
-		file[0] = '\0';
-		*pos = 0;
-		while (rc == 0 && res && (row = mysql_fetch_row(res)))
-		{
-			if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_file") == 0)
-				rc = bl_mysql_copy_name(file, filelen, row[1], strlen(row[1]),
-										"binlog file name", err);
-			else if (row[0] && row[1] && strcasecmp(row[0], "binlog_snapshot_position") == 0)
-				*pos = strtoull(row[1], NULL, 10);
-		}
-		if (res)
-			mysql_free_result(res);
-		if (rc != 0)
-			goto fail;
-		/*
-		 * The GTID state at exactly that position: @@gtid_binlog_pos read
-		 * now could already include transactions committed after the
-		 * snapshot, which a start from this state would then skip.
-		 */
-		if (gtid)
-		{
-			size_t		flen = strlen(file);
-			char	   *esc = malloc(2 * flen + 1);
-			char	   *sql = malloc(2 * flen + 128);
-
-			if (esc == NULL || sql == NULL)
-			{
-				free(esc);
-				free(sql);
-				rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
-				goto fail;
-			}
-			mysql_real_escape_string(s->conn, esc, file, (unsigned long) flen);
-			/* NULL: not an event boundary, or the file is gone */
-			snprintf(sql, 2 * flen + 128, "SELECT COALESCE(BINLOG_GTID_POS('%s', %llu), '?')",
-					 esc, (unsigned long long) *pos);
-			rc = bl_mysql_query_text(s->conn, sql, gtid, err);
-			free(esc);
-			free(sql);
-			if (rc != 0)
-				goto fail;
-			if (strcmp(*gtid, "?") == 0)
-			{
-				rc = bl_error_set(err, BL_ERR_UNSUPPORTED,
-								  "the source has no GTID state for the snapshot's position %s:%llu",
-								  file, (unsigned long long) *pos);
-				goto fail;
-			}
-		}
-	}
+	if (mode == NULL)
+		mode = s->is_mariadb ? "none" : "tables";
+	if (strcmp(mode, "none") == 0)
+		rc = start_mariadb(s, file, filelen, pos, err);
+	else if (strcmp(mode, "global") == 0)
+		rc = start_global(s, file, filelen, pos, &executed, err);
 	else
-	{
-		if (exec(s, "FLUSH TABLES WITH READ LOCK", err) != 0 ||
-			exec(s, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
-			goto fail;
-		if (mysql_query(s->conn, "SHOW BINARY LOG STATUS") != 0 &&
-			mysql_query(s->conn, "SHOW MASTER STATUS") != 0)
-		{
-			bl_mysql_fail(s->conn, err, "reading the binlog position");
-			goto fail;
-		}
-		res = mysql_store_result(s->conn);
-		row = res ? mysql_fetch_row(res) : NULL;
-		if (row && row[0])
-		{
-			rc = bl_mysql_copy_name(file, filelen, row[0], strlen(row[0]), "binlog file name", err);
-			*pos = strtoull(row[1] ? row[1] : "4", NULL, 10);
-			if (rc == 0 && gtid &&
-				(*gtid = strdup(mysql_num_fields(res) >= 5 && row[4] ? row[4] : "")) == NULL)
-				rc = bl_error_set(err, BL_ERR_NOMEM, "out of memory");
-		}
-		if (res)
-			mysql_free_result(res);
-		if (rc != 0 || exec(s, "UNLOCK TABLES", err) != 0)
-			goto fail;
-	}
+		rc = start_tables(s, tables, ntables, file, filelen, pos, &executed, err);
+	if (rc != 0)
+		goto fail;
 	if (file[0] == '\0')
 	{
-		rc = bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
+		bl_error_set(err, BL_ERR_UNSUPPORTED, "the source reports no binlog position for the snapshot; is log_bin enabled?");
 		goto fail;
 	}
+	if (gtid == NULL)
+		;
+	else if (s->is_mariadb)
+	{
+		if (mariadb_gtid_at(s, file, *pos, gtid, err) != 0)
+			goto fail;
+	}
+	else if (strcmp(mode, "global") == 0)
+	{
+		/* read with every commit held off: exactly the set at the position */
+		*gtid = executed;
+		executed = NULL;
+	}
+	else if (executed == NULL || executed[0] == '\0')
+	{
+		/* no GTIDs (gtid_mode OFF) */
+		if ((*gtid = strdup("")) == NULL)
+		{
+			bl_error_set(err, BL_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	else if (bl_source_gtid_set_at(&s->opts, file, *pos, gtid, err) != 0)
+	{
+		/*
+		 * Only the copied tables were held still: a commit of another
+		 * table may come between MySQL's Executed_Gtid_Set and its
+		 * position, so the set at the position is read from the binlog.
+		 */
+		goto fail;
+	}
+	free(executed);
 	return 0;
 fail:
+	free(executed);
 	if (gtid)
 	{
 		free(*gtid);
 		*gtid = NULL;
 	}
 	return -1;
+}
+
+const char *
+bl_snapshot_lock_hint(const bl_snapshot *s, bool *lock_denied)
+{
+	if (lock_denied)
+		*lock_denied = s != NULL && s->lock_denied;
+	return s ? s->lock_hint : NULL;
 }
 
 int

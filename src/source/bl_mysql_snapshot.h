@@ -24,19 +24,46 @@ typedef struct bl_snapshot_column
 	int64_t		octet_length;	/* CHARACTER_OCTET_LENGTH, 0 if none */
 } bl_snapshot_column;
 
+/* A table a snapshot copies: the writes of these are at its position. */
+typedef struct bl_snapshot_table
+{
+	const char *schema;
+	const char *table;
+} bl_snapshot_table;
+
 /*
  * Open a connection and a consistent snapshot; file/pos (and gtid, the
- * server's GTID position then, of any length, malloc'd: free() it) say
- * where the binlog stood.
+ * server's GTID state at exactly that position, of any length, malloc'd:
+ * free() it; "" without GTIDs) say where the binlog stood.  gtid may be
+ * NULL: on MySQL without the global lock the state is read from the
+ * binlog file, from its start to the position (bl_source_gtid_set_at), so
+ * ask for it only when it is needed.  Every write of tables[0..ntables-1] is either in the
+ * snapshot and before file:pos, or after both; writes of other tables may
+ * be on either side.
  * bl_snapshot_begin = bl_snapshot_open + bl_snapshot_start; between the
  * two, the connection can read table definitions before the snapshot.
+ *
+ * opts->snapshot_lock picks how (see bl_source_options): "tables" locks the
+ * tables (LOCK TABLES ... READ, which waits for the transactions writing
+ * them to commit and holds off new ones) on a second connection while this
+ * one starts its transaction and reads the position, and unlocks them at
+ * once; tables that do not exist are not locked (their copy reports them).
+ * "global" takes FLUSH TABLES WITH READ LOCK for that moment instead.
  */
 extern bl_snapshot *bl_snapshot_begin(const bl_source_options *opts,
+									  const bl_snapshot_table *tables, int ntables,
 									  char *file, size_t filelen, uint64_t *pos,
 									  char **gtid, bl_error *err);
 extern bl_snapshot *bl_snapshot_open(const bl_source_options *opts, bl_error *err);
-extern int	bl_snapshot_start(bl_snapshot *s, char *file, size_t filelen,
+extern int	bl_snapshot_start(bl_snapshot *s, const bl_snapshot_table *tables, int ntables,
+							  char *file, size_t filelen,
 							  uint64_t *pos, char **gtid, bl_error *err);
+
+/*
+ * After a failed bl_snapshot_start: a hint (a full sentence) when the lock
+ * was refused or timed out, NULL otherwise; lock_denied tells which.
+ */
+extern const char *bl_snapshot_lock_hint(const bl_snapshot *s, bool *lock_denied);
 
 /*
  * A digest of a table's current definition (columns, types, defaults,

@@ -31,6 +31,14 @@ typedef struct bl_source_options
 	const char *ssl_cert;
 	const char *ssl_key;
 	bool		flush_each;		/* (binlogcat) flush output per event */
+	/*
+	 * How a copy's snapshot gets its binlog position (bl_mysql_snapshot.h):
+	 * NULL (MariaDB: binlog_snapshot_file/position, no lock; MySQL:
+	 * "tables"), "tables" (LOCK TABLES ... READ of the copied tables on a
+	 * second connection) or "global" (FLUSH TABLES WITH READ LOCK).
+	 */
+	const char *snapshot_lock;
+	unsigned	snapshot_lock_timeout;	/* seconds the lock may wait, 0 = 30 */
 } bl_source_options;
 
 typedef struct bl_source bl_source;
@@ -152,6 +160,16 @@ extern int	bl_source_locate_gtid_set(const bl_source_options *opts,
 									  const char *gtid_set, char *file,
 									  size_t filelen, uint64_t *pos,
 									  bl_error *err);
+
+/*
+ * MySQL: the GTID set executed at file:pos (a transaction boundary), read
+ * from the file: its PREVIOUS_GTIDS and every GTID before pos, over a
+ * non-blocking dump of its own with opts' server_id (a copy passes its
+ * source's: the server ends another dump with the same id).
+ * "" when the file has transactions without GTIDs.  Malloc'd into *out.
+ */
+extern int	bl_source_gtid_set_at(const bl_source_options *opts, const char *file,
+								  uint64_t pos, char **out, bl_error *err);
 
 /*
  * Following a source across the servers of a MariaDB or MySQL replication

@@ -78,6 +78,10 @@ Cases:
                    MySQL connection killed, the loading backend killed -9;
                    called again it goes on at the next chunk; tables equal
                    MariaDB's (cases_load.py)
+  load-table-locks load() with snapshot_lock 'tables' (MySQL's protocol:
+                   LOCK TABLES of the chunk's table on a second connection
+                   around the snapshot's start) while writers commit
+                   two-table transactions; tables equal MariaDB's
   load-finish      secondary indexes built after the copy (snapshot(), load()
                    in chunks: the non-unique ones), those without a
                    PostgreSQL form named, ANALYZE; load_status's rows
@@ -216,6 +220,7 @@ def main():
         ('sync-continuous', lambda: cases_load.case_sync_continuous(conn_box[0], m)),
         ('snapshot-gtid', lambda: cases_load.case_snapshot_gtid(conn_box[0], m)),
         ('load-chunked', lambda: cases_load.case_load_chunked(conn_box[0], m)),
+        ('load-table-locks', lambda: cases_load.case_load_table_locks(conn_box[0], m)),
         ('load-finish', lambda: cases_finish.case_load_finish(conn_box[0], m)),
         ('load-progress', lambda: cases_finish.case_load_progress(conn_box[0], m)),
         ('retention', lambda: cases_retention.case_retention(conn_box[0], m)),

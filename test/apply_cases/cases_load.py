@@ -13,6 +13,8 @@ import signal
 import threading
 import time
 
+import pymysql
+
 from harness import (Source, check, log, mdb, mdb_fresh, mx, pg, q, q1, short, status, wait_for)
 
 DB = 'blf_ac_load'
@@ -466,3 +468,103 @@ def case_load_chunked(conn, m):
         src.conn = pg()
         src.drop()
         src.conn.close()
+
+
+def com_counter(m, name):
+    return int(mx(m, "SHOW GLOBAL STATUS LIKE %s", (name,))[0][1])
+
+
+def case_load_table_locks(conn, m):
+    """
+    load() with the server option snapshot_lock 'tables' on MariaDB: each
+    chunk's snapshot takes its position as on MySQL (LOCK TABLES ... READ
+    of its table on a second connection around START TRANSACTION WITH
+    CONSISTENT SNAPSHOT and SHOW MASTER STATUS, not MariaDB's
+    binlog_snapshot_file), while writers commit transactions that span two
+    tables and keep their metadata locks for a while; two loaders, chunks
+    of 1000 keys, the continuous apply worker applying; then snapshot() of
+    the three tables again (truncate, one LOCK TABLES of all three) while
+    the writers go on: every table ends equal to MariaDB's, and MariaDB
+    counted the locks (Com_lock_tables), no FLUSH TABLES WITH READ LOCK.
+    """
+    create_tables(m)
+    mx(m, 'INSERT INTO %s.k SELECT seq, seq FROM %s.seq_101_to_20000' % (DB, DB))
+    mx(m, "INSERT INTO %s.nk SELECT seq %% 10, 'filler' FROM %s.seq_1_to_2000" % (DB, DB))
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)
+    src = Source(conn, 'ac_loadl', r'^blf_ac_load\.', keyless='full_row', unmapped='skip',
+                 continuous='true', snapshot_lock='tables', snapshot_lock_timeout='20')
+    halt = threading.Event()
+    errors = []
+    tables = ['%s.%s' % (DB, t) for t in ('k', 'nk', 'o')]
+
+    def writer(seed):
+        wm = mdb()
+        w = KeyMoves(wm, seed)
+        w.next_id = 2000000 + seed * 100000
+        r = random.Random(seed)
+        try:
+            while not halt.is_set():
+                try:
+                    w.one()
+                    # a transaction over k and o holding its locks a while
+                    mx(wm, 'BEGIN')
+                    x = r.randint(1, 20000)
+                    mx(wm, 'UPDATE %s.k SET v = v + 1 WHERE id = %d' % (DB, x))
+                    time.sleep(0.01)
+                    mx(wm, 'UPDATE %s.o SET v = v + 1 WHERE id = %d' % (DB, x % 100 + 1))
+                    mx(wm, 'COMMIT')
+                except pymysql.err.OperationalError as e:
+                    # the two writers' row locks: InnoDB rolled one back
+                    if e.args[0] != 1213:
+                        raise
+                    mx(wm, 'ROLLBACK')
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+        finally:
+            wm.close()
+
+    locks0 = com_counter(m, 'Com_lock_tables')
+    flush0 = com_counter(m, 'Com_flush')
+    ths = [threading.Thread(target=writer, args=(s,), daemon=True) for s in (5501, 5502)]
+    try:
+        src.start()
+        wait_for('the apply worker of ac_loadl', lambda: (status(conn, 'ac_loadl') or {}).get('apply_pid'), 30)
+        for t in ths:
+            t.start()
+        t0 = time.monotonic()
+        q(conn, 'CALL binlog_fdw.load(%s, %s, 1000, parallel => 2)', ('ac_loadl', tables))
+        elapsed = time.monotonic() - t0
+        n = chunks(conn, 'ac_loadl', 'k')
+        check(n >= 15, 'k was loaded in %d chunks' % n)
+        # snapshot() of the three at once, again, while the writers go on:
+        # one LOCK TABLES of all three
+        locks1 = com_counter(m, 'Com_lock_tables')
+        got = src.snapshot(tables, truncate=True)
+        check(sorted(r[0] for r in got) == sorted(tables), 'snapshot() returned %s' % (got,))
+        check(com_counter(m, 'Com_lock_tables') - locks1 == 1,
+              'snapshot() of 3 tables locked %d times' % (com_counter(m, 'Com_lock_tables') - locks1))
+        time.sleep(0.5)
+        halt.set()
+        for t in ths:
+            t.join(30)
+        check(not errors, 'a writer failed: %s' % errors)
+        locks = com_counter(m, 'Com_lock_tables') - locks0
+        flushes = com_counter(m, 'Com_flush') - flush0
+        log('k in %d chunks in %.1fs; LOCK TABLES %d times, FLUSH %d times' % (n, elapsed, locks, flushes))
+        check(locks >= n + 3, 'MariaDB counted %d LOCK TABLES for %d chunks of k, nk, o and a snapshot()' % (locks, n))
+        check(flushes == 0, 'MariaDB counted %d FLUSH statements during the load' % flushes)
+        mx(m, 'INSERT INTO %s.o VALUES (999999, 0)' % DB)
+        wait_for('the marker row in PostgreSQL',
+                 lambda: q1(conn, 'SELECT count(*) FROM %s.o WHERE id = 999999' % DB), 60, 0.1)
+        st = status(conn, 'ac_loadl')
+        check(not st.get('apply_error'), 'the apply worker had an error: %s' % short(st.get('apply_error'), 600))
+        same_all(conn, m, 'load() with snapshot_lock tables')
+        moved = q1(conn, 'SELECT count(*) FROM %s.k WHERE id < 0 OR id >= 1000000' % DB)
+        log('%d rows of k moved between chunks' % moved)
+    finally:
+        halt.set()
+        for t in ths:
+            if t.is_alive():
+                t.join(30)
+        src.drop()
+        q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % DB)

@@ -44,6 +44,12 @@ Cases:
                       resuming by GTID set (COM_BINLOG_DUMP_GTID) after a
                       PostgreSQL restart, a source restart, and on another
                       host of a host list: see gtid_resume.py
+  snapshot-lock-tables, snapshot-lock-global, load-lock-chunks,
+  snapshot-lock-refused
+                      a copy's snapshot locks exactly its tables (LOCK
+                      TABLES on a second connection), no FLUSH TABLES WITH
+                      READ LOCK; refused and timed-out locks: see
+                      snapshot_lock.py
 """
 
 import collections
@@ -692,6 +698,7 @@ def main(argv):
     # gtid_resume's cases use this module's helpers (and its SOURCES)
     sys.modules.setdefault('cases', sys.modules[__name__])
     import gtid_resume
+    import snapshot_lock
     globals()['gtid_resume'] = gtid_resume
     only = set(argv)
     certs = make_certs(os.path.join(TMP, 'certs'))
@@ -725,6 +732,10 @@ def main(argv):
         ('failover-order', with_pg(lambda c: gtid_resume.case_failover_order(conn_box))),
         ('resume-anonymous', with_pg(lambda c: gtid_resume.case_resume_anonymous(c))),
         ('failover-no-set', with_pg(lambda c: gtid_resume.case_failover_no_set(c))),
+        ('snapshot-lock-tables', with_pg(snapshot_lock.case_snapshot_lock_tables)),
+        ('snapshot-lock-global', with_pg(snapshot_lock.case_snapshot_lock_global)),
+        ('load-lock-chunks', with_pg(snapshot_lock.case_load_lock_chunks)),
+        ('snapshot-lock-refused', with_pg(snapshot_lock.case_snapshot_lock_refused)),
     ]
     failed = 0
     for name, fn in cases:

@@ -26,7 +26,10 @@
 //   written yet: SIGUSR2 writes the next one, SIGHUP all), at_end ("wait",
 //   "eof": end every dump with EOF, "close": drop the connection),
 //   heartbeat_v2 (send HEARTBEAT_V2 events), log (JSON lines of every
-//   connection, query and dump), ready_file (written once listening:
+//   connection, query and dump; a query's "locks": the tables each
+//   connection holds by LOCK TABLES after it), rows: {db: {table: [{col:
+//   value}]}} (what a copy reads of the schema's tables), busy_tables:
+//   ["db.table"] (their LOCK TABLES times out), ready_file (written once listening:
 //   {port, pid, files, rsa_public_key}).
 // Signals: SIGUSR1 kills every connection (a source restart as replicas see
 // it), SIGUSR2/SIGHUP reveal held transactions, SIGTERM stops.
@@ -90,6 +93,7 @@ class Server {
     }
     this.nextConnId = 8;
     this.conns = new Map();
+    this.locks = new Map();
     this.dumps = new Set();
     this.waiters = new Set();
     this.registered = new Map();
@@ -181,6 +185,21 @@ class Server {
     };
   }
 
+  lock(connId, tables) {
+    this.locks.set(connId, tables);
+  }
+
+  unlock(connId) {
+    this.locks.delete(connId);
+  }
+
+  // "conn:db.table" of every table locked now
+  locksHeld() {
+    const out = [];
+    for (const [id, tables] of this.locks) for (const t of tables) out.push(`${id}:${t}`);
+    return out;
+  }
+
   replicaList() {
     return [...(this.config.replicas || []), ...this.registered.values()];
   }
@@ -201,7 +220,10 @@ class Server {
     const connId = this.nextConnId++;
     const wire = new Wire(socket);
     this.conns.set(connId, wire);
-    wire.onClose = () => this.conns.delete(connId);
+    wire.onClose = () => {
+      this.conns.delete(connId);
+      this.unlock(connId);
+    };
     const ctx = { config: this.config, log: (o) => this.log(o), connId, secureContext: this.secureContext, sha2Cache: this.sha2Cache, rsa: this.rsa };
     let account;
     try {
@@ -227,7 +249,7 @@ class Server {
         if (cmd === 0x03) {
           const sql = payload.subarray(1).toString('utf8');
           const r = session.query(sql);
-          this.log({ event: 'query', conn: connId, sql, result: r.error ? `error ${r.error[0]}` : r.columns ? `${r.rows.length} rows` : 'ok' });
+          this.log({ event: 'query', conn: connId, sql, result: r.error ? `error ${r.error[0]}` : r.columns ? `${r.rows.length} rows` : 'ok', locks: this.locksHeld() });
           if (r.error) await wire.error(r.error[0], r.error[1], r.error[2]);
           else if (r.columns) await wire.resultSet(r.columns, r.rows);
           else await wire.ok();
@@ -251,6 +273,7 @@ class Server {
           this.registered.set(connId, { server_id: serverId, host, port, uuid: '' });
           wire.onClose = () => {
             this.conns.delete(connId);
+            this.unlock(connId);
             this.registered.delete(connId);
           };
           this.log({ event: 'register_replica', conn: connId, server_id: serverId, host, port });

@@ -6,12 +6,18 @@
 // SHOW BINARY LOG STATUS (8.2+) / SHOW MASTER STATUS (gone in 8.4),
 // SHOW REPLICAS (8.0.22+) / SHOW SLAVE HOSTS (gone in 8.4), privileges
 // (REPLICATION SLAVE, REPLICATION CLIENT) with MySQL's error 1227, and
-// information_schema.COLUMNS / TABLES / SCHEMATA from the instance's configured schema.
+// information_schema.COLUMNS / TABLES / SCHEMATA from the instance's configured schema,
+// and what a copy (binlog_fdw.snapshot()) reads: LOCK TABLES ... READ /
+// UNLOCK TABLES (held per connection: the query log shows who holds what),
+// FLUSH TABLES WITH READ LOCK (RELOAD), START TRANSACTION WITH CONSISTENT
+// SNAPSHOT, the definition digest, the columns and indexes queries, and the
+// rows of the configured tables (config "rows": {db: {table: [{col: value}]}}).
 // Anything else is a syntax error (1064), as a statement the test source
 // does not know must not pass unnoticed.
 //
 // A query is answered with {columns, rows}, {ok}, or {error: [code, state, message]}.
 
+const crypto = require('crypto');
 const { versionAtLeast } = require('./binlog');
 
 function syntaxError(near) {
@@ -304,9 +310,101 @@ class Session {
     return { columns, rows: picked.map((r) => getters.map((g) => g(r))) };
   }
 
+  tableCols(db, table) {
+    const schema = this.cfg.schema || {};
+    return schema[db] && schema[db][table] ? schema[db][table] : null;
+  }
+
+  who() {
+    return `'${this.account.user.user}'@'${this.account.host || '%'}'`;
+  }
+
+  // LOCK TABLES a READ, b READ: MySQL's privileges and errors; the lock is
+  // this connection's until UNLOCK TABLES, another LOCK TABLES or its end
+  lockTables(list) {
+    const id = '`(?:[^`]|``)+`|[a-z_0-9$]+';
+    const names = [];
+    for (const item of splitTop(list)) {
+      const m = new RegExp(`^(${id})\\.(${id})\\s+read(?:\\s+local)?$`, 'is').exec(item);
+      if (!m) return syntaxError(item);
+      const name = (x) => (x[0] === '`' ? unquote(x) : x);
+      if (names.some(([d, t]) => d === name(m[1]) && t === name(m[2]))) return { error: [1066, '42000', `Not unique table/alias: '${name(m[2])}'`] };
+      names.push([name(m[1]), name(m[2])]);
+    }
+    this.server.unlock(this.connId);
+    for (const [db, t] of names) {
+      if (!hasPriv(this.account, 'LOCK TABLES')) return { error: [1044, '42000', `Access denied for user ${this.who()} to database '${db}'`] };
+      if (!hasPriv(this.account, 'SELECT')) return { error: [1142, '42000', `SELECT command denied to user ${this.who()} for table '${t}'`] };
+      if (!this.tableCols(db, t)) return { error: [1146, '42S02', `Table '${db}.${t}' doesn't exist`] };
+      if ((this.cfg.busy_tables || []).includes(`${db}.${t}`)) return { error: [1205, 'HY000', 'Lock wait timeout exceeded; try restarting transaction'] };
+    }
+    this.server.lock(this.connId, names.map(([db, t]) => `${db}.${t}`));
+    return { ok: true };
+  }
+
+  // the statements of a copy about the configured tables, or null
+  copyQuery(sql) {
+    const lit = "'((?:[^'\\\\]|\\\\.)*)'";
+    let m;
+    if (/^select md5\(concat_ws\(/i.test(sql)) {
+      m = new RegExp(`TABLE_SCHEMA = ${lit} AND TABLE_NAME = ${lit}`, 'i').exec(sql);
+      const cols = m ? this.tableCols(unquote(`'${m[1]}'`), unquote(`'${m[2]}'`)) : null;
+      const digest = crypto.createHash('md5').update(cols ? JSON.stringify(cols) : '').digest('hex');
+      return { columns: [{ name: 'digest' }], rows: [[digest]] };
+    }
+    if (/^select c\.column_name, .* from information_schema\.columns c left join information_schema\.statistics k /is.test(sql)) {
+      m = new RegExp(`where c\\.TABLE_SCHEMA = ${lit} AND c\\.TABLE_NAME = ${lit}`, 'i').exec(sql);
+      if (!m) return syntaxError(sql.slice(0, 40));
+      const cols = this.tableCols(unquote(`'${m[1]}'`), unquote(`'${m[2]}'`)) || [];
+      let seq = 0;
+      const rows = cols.map((c) => [c.name, c.column_type || c.data_type, c.data_type.toLowerCase(), c.nullable === false ? 'NO' : 'YES',
+        c.default === undefined ? null : c.default, c.key === 'PRI' ? ++seq : 0, c.extra || '',
+        c.charset === undefined ? null : c.charset, c.octet_length === undefined ? null : c.octet_length]);
+      const names = ['COLUMN_NAME', 'COLUMN_TYPE', 'LOWER(c.DATA_TYPE)', 'IS_NULLABLE', 'COLUMN_DEFAULT', 'SEQ', 'EXTRA', 'CHARACTER_SET_NAME', 'CHARACTER_OCTET_LENGTH'];
+      return { columns: names.map((n) => ({ name: n })), rows };
+    }
+    if (/^select index_name, non_unique, column_name, sub_part, upper\(index_type\), collation from information_schema\.statistics /is.test(sql))
+      return { columns: ['INDEX_NAME', 'NON_UNIQUE', 'COLUMN_NAME', 'SUB_PART', 'INDEX_TYPE', 'COLLATION'].map((n) => ({ name: n })), rows: [] };
+    const id = '`(?:[^`]|``)+`';
+    // a chunk of a load: WHERE (`key` > N) ORDER BY `key` LIMIT n
+    m = new RegExp(`^select\\s+(.*?)\\s+from\\s+(${id})\\.(${id})(?:\\s+where\\s+\\((${id})\\s*>\\s*(-?\\d+)\\))?(?:\\s+order\\s+by\\s+(.*?))?(?:\\s+limit\\s+(\\d+))?$`, 'is').exec(sql);
+    if (!m) return null;
+    const db = unquote(m[2]);
+    const t = unquote(m[3]);
+    if (!this.tableCols(db, t)) return { error: [1146, '42S02', `Table '${db}.${t}' doesn't exist`] };
+    if (!hasPriv(this.account, 'SELECT')) return { error: [1142, '42000', `SELECT command denied to user ${this.who()} for table '${t}'`] };
+    const picked = splitTop(m[1]).map((item) => {
+      const q = new RegExp(id).exec(item);
+      return q ? unquote(q[0]) : null;
+    });
+    if (picked.includes(null)) return syntaxError(m[1]);
+    let rows = ((this.cfg.rows || {})[db] || {})[t] || [];
+    if (m[4]) {
+      const k = unquote(m[4]);
+      rows = rows.filter((r) => r[k] !== null && r[k] > Number(m[5]));
+    }
+    if (m[6]) {
+      const keys = splitTop(m[6]).map((k) => unquote(k.trim()));
+      rows = [...rows].sort((a, b) => {
+        for (const k of keys) if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
+        return 0;
+      });
+    }
+    if (m[7]) rows = rows.slice(0, Number(m[7]));
+    return { columns: picked.map((n) => ({ name: n })), rows: rows.map((r) => picked.map((n) => (r[n] === undefined ? null : r[n]))) };
+  }
+
   query(sqlIn) {
     const sql = sqlIn.trim().replace(/;\s*$/, '');
     let m;
+    if ((m = /^lock\s+tables?\s+(.*)$/is.exec(sql))) return this.lockTables(m[1]);
+    if (/^unlock\s+tables$/i.test(sql)) {
+      this.server.unlock(this.connId);
+      return { ok: true };
+    }
+    if (/^flush\s+tables\s+with\s+read\s+lock$/i.test(sql) && !hasPriv(this.account, 'RELOAD')) return denied('RELOAD');
+    const copy = this.copyQuery(sql);
+    if (copy) return copy;
     if ((m = /^select\s+(.*?)\s+from\s+(\S+(?:\s+(?!where\b|order\b)[a-z_]+)?)(?:\s+where\s+(.*?))?(?:\s+order\s+by\s+.*)?$/is.exec(sql))) {
       const r = this.infoSchema(m[1], m[2], m[3]);
       if (r) return r;
@@ -324,6 +422,6 @@ class Session {
   }
 }
 
-const SESSION_ONLY = new Set(['net_write_timeout', 'net_read_timeout', 'wait_timeout', 'time_zone', 'sql_mode', 'autocommit', 'transaction_isolation', 'interactive_timeout', 'sql_log_bin']);
+const SESSION_ONLY = new Set(['group_concat_max_len', 'lock_wait_timeout', 'net_write_timeout', 'net_read_timeout', 'wait_timeout', 'time_zone', 'sql_mode', 'autocommit', 'transaction_isolation', 'interactive_timeout', 'sql_log_bin']);
 
 module.exports = { Session };

@@ -366,8 +366,8 @@ class Session {
     if (/^select index_name, non_unique, column_name, sub_part, upper\(index_type\), collation from information_schema\.statistics /is.test(sql))
       return { columns: ['INDEX_NAME', 'NON_UNIQUE', 'COLUMN_NAME', 'SUB_PART', 'INDEX_TYPE', 'COLLATION'].map((n) => ({ name: n })), rows: [] };
     const id = '`(?:[^`]|``)+`';
-    // a chunk of a load: WHERE (`key` > N) ORDER BY `key` LIMIT n
-    m = new RegExp(`^select\\s+(.*?)\\s+from\\s+(${id})\\.(${id})(?:\\s+where\\s+\\((${id})\\s*>\\s*(-?\\d+)\\))?(?:\\s+order\\s+by\\s+(.*?))?(?:\\s+limit\\s+(\\d+))?$`, 'is').exec(sql);
+    // a chunk of a load: WHERE ((`key` > N)) ORDER BY `key` LIMIT n
+    m = new RegExp(`^select\\s+(.*?)\\s+from\\s+(${id})\\.(${id})(?:\\s+where\\s+\\(+(${id})\\s*>\\s*(-?\\d+)\\)+)?(?:\\s+order\\s+by\\s+(.*?))?(?:\\s+limit\\s+(\\d+))?$`, 'is').exec(sql);
     if (!m) return null;
     const db = unquote(m[2]);
     const t = unquote(m[3]);

@@ -50,7 +50,7 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 			cc->kind = BLPG_CONV_INT8;
 			break;
 		case NUMERICOID:
-			cc->kind = typmod < 0 ? BLPG_CONV_NUMERIC : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_NUMERIC;
 			break;
 		case FLOAT4OID:
 			cc->kind = BLPG_CONV_FLOAT4;
@@ -65,7 +65,7 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 			cc->kind = BLPG_CONV_TEXT;
 			break;
 		case VARCHAROID:
-			cc->kind = typmod < 0 ? BLPG_CONV_TEXT : BLPG_CONV_GENERIC;
+			cc->kind = typmod < 0 ? BLPG_CONV_TEXT : BLPG_CONV_VARCHAR;
 			break;
 		case BYTEAOID:
 			cc->kind = BLPG_CONV_BYTEA;
@@ -500,6 +500,21 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				out_of_range(cc);
 			break;
 		case BLPG_CONV_NUMERIC:
+			if (cc->typmod >= 0)
+			{
+				/*
+				 * numeric(p,s): the digits through numeric_in with the
+				 * typmod, as the input function would take them (the
+				 * scale it rounds to is the typmod's whatever the text's)
+				 */
+				if (v->kind == BL_VAL_DECIMAL &&
+					bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision, col->scale,
+									   (bl_buf_reset(&scratch), &scratch)) == 0)
+					return DirectFunctionCall3(numeric_in, CStringGetDatum(scratch.data),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(cc->typmod));
+				break;
+			}
 			if (v->kind == BL_VAL_INT || v->kind == BL_VAL_YEAR)
 				return NumericGetDatum(int64_to_numeric(v->v.i));
 			if (v->kind == BL_VAL_UINT && v->v.u <= (uint64) PG_INT64_MAX)
@@ -542,6 +557,20 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 			}
 			if (v->kind == BL_VAL_BINARY)
 				conversion_error(cc, "binary data");
+			break;
+		case BLPG_CONV_VARCHAR:
+			if (v->kind == BL_VAL_STRING)
+			{
+				int			len;
+				const char *s = string_bytes(cc, col, v, &len, false);
+
+				/*
+				 * No more bytes than varchar(n) holds characters: what
+				 * varchar_in makes of it, without its length check
+				 */
+				if (len <= cc->typmod - VARHDRSZ)
+					return PointerGetDatum(cstring_to_text_with_len(s, len));
+			}
 			break;
 		case BLPG_CONV_BYTEA:
 			if (v->kind == BL_VAL_GEOMETRY)
@@ -662,12 +691,17 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 		case BLPG_CONV_JSONB:
 			if (v->kind == BL_VAL_JSON || v->kind == BL_VAL_JSON_DIFF || v->kind == BL_VAL_STRING)
 			{
-				char	   *text;
+				const char *text;
 				int			len;
 
-				text = v->kind == BL_VAL_STRING ? string_value(cc, col, v, &len) :
-					json_text(cc, v, before);
-				return DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
+				if (v->kind == BL_VAL_STRING)
+					text = string_bytes(cc, col, v, &len, false);
+				else
+				{
+					text = json_text(cc, v, before);
+					len = (int) strlen(text);
+				}
+				return blpg_jsonb_from_text(text, len);
 			}
 			break;
 		case BLPG_CONV_TEXT_ARRAY:

@@ -51,6 +51,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -106,6 +107,7 @@ struct typed_state
 	Datum	   *after_values;	/* ... in rowcxt */
 	bool	   *after_nulls;
 	MemoryContext rowcxt;
+	MemoryContext valcxt;		/* a scan's values of the row it shows */
 	const bl_table *mapped;		/* table map the atts' src are for */
 	uint32		mapped_version;
 	uint64		mapped_id;
@@ -393,6 +395,8 @@ typed_create(Relation rel)
 									   ALLOCSET_SMALL_SIZES);
 	st->ecxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed entry",
 									 ALLOCSET_SMALL_SIZES);
+	st->valcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed values",
+									   ALLOCSET_DEFAULT_SIZES);
 	st->img_before = CStringGetTextDatum("before");
 	st->img_after = CStringGetTextDatum("after");
 	blpg_apply_options_load(ft->serverid, &st->opts);
@@ -490,7 +494,14 @@ typed_start(typed_state *st)
 	first = Max(st->slot->ack_seq + 1, st->filter.min_seq);
 	last = Min(st->slot->put_seq, st->filter.max_seq);
 	if (first <= last)
+	{
+		uint64		bytes = st->slot->put_off - st->slot->ack_off;
+
+		/* all of it (no upper bound): one allocation, not doubling copies */
+		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2)
+			enlargeStringInfo(&st->entries, (int) bytes);
 		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, &st->entries);
+	}
 	LWLockRelease(&st->slot->lock);
 	typed_reset(st, first, last);
 	MemoryContextSwitchTo(old);
@@ -937,12 +948,17 @@ blpg_typed_iterate(ForeignScanState *node)
 {
 	typed_state *st = node->fdw_state;
 	TupleTableSlot *ts = node->ss.ss_ScanTupleSlot;
+	MemoryContext old;
 
 	ExecClearTuple(ts);
 	if (!st->started)
 		typed_start(st);
+	/* the values of the row before are not needed any more */
+	MemoryContextReset(st->valcxt);
+	old = MemoryContextSwitchTo(st->valcxt);
 	if (typed_next(st, ts->tts_values, ts->tts_isnull))
 		ExecStoreVirtualTuple(ts);
+	MemoryContextSwitchTo(old);
 	return ts;
 }
 
@@ -967,6 +983,12 @@ blpg_typed_reader_buffer(typed_state *st)
 {
 	resetStringInfo(&st->entries);
 	return &st->entries;
+}
+
+int
+blpg_typed_reader_buffer_len(typed_state *st)
+{
+	return st->entries.len;
 }
 
 void

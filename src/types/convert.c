@@ -450,6 +450,54 @@ geometry_ewkb(const blpg_col_conv *cc, const bl_value *v)
 	return b;
 }
 
+/*
+ * numeric_in's value of DECIMAL text s ("-123.45") for numeric typmod
+ * typmod, when s has the typmod's scale, no more integer digits than it
+ * allows and at most 15 digits: int64_div_fast_to_numeric of its digits,
+ * which makes the same numeric (the same value and display scale, which
+ * define it).  NULL otherwise (numeric_in decides, or raises its error).
+ */
+static Numeric
+decimal_in_typmod(const char *s, int32 typmod)
+{
+	int			precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+	int			scale = (typmod - VARHDRSZ) & 0xffff;
+	bool		neg = false;
+	int64		v = 0;
+	int			nint = 0,		/* integer digits, without leading zeros */
+				nfrac = 0,
+				ndigits = 0;
+
+	if (scale > precision)
+		return NULL;			/* (or a negative scale, which reads as a large one here) */
+	if (*s == '-')
+	{
+		neg = true;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++)
+	{
+		if (nint > 0 || *s != '0')
+			nint++;
+		if (++ndigits > 15)
+			return NULL;
+		v = v * 10 + (*s - '0');
+	}
+	if (*s == '.')
+	{
+		for (s++; *s >= '0' && *s <= '9'; s++)
+		{
+			nfrac++;
+			if (++ndigits > 15)
+				return NULL;
+			v = v * 10 + (*s - '0');
+		}
+	}
+	if (*s != '\0' || ndigits == 0 || nfrac != scale || nint > precision - scale)
+		return NULL;
+	return int64_div_fast_to_numeric(neg ? -v : v, scale);
+}
+
 static Datum
 generic(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 		const bl_value *before, const blpg_apply_options *opts, bool *isnull)
@@ -510,9 +558,15 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				if (v->kind == BL_VAL_DECIMAL &&
 					bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision, col->scale,
 									   (bl_buf_reset(&scratch), &scratch)) == 0)
+				{
+					Numeric		n = decimal_in_typmod(scratch.data, cc->typmod);
+
+					if (n != NULL)
+						return NumericGetDatum(n);
 					return DirectFunctionCall3(numeric_in, CStringGetDatum(scratch.data),
 											   ObjectIdGetDatum(InvalidOid),
 											   Int32GetDatum(cc->typmod));
+				}
 				break;
 			}
 			if (v->kind == BL_VAL_INT || v->kind == BL_VAL_YEAR)

@@ -42,6 +42,22 @@ static int	vcap;
 static JsonbPair *pstack;
 static int	pcap;
 
+/* Room for cap values and pairs on the stacks (kept up to STACKS_KEEP). */
+#define STACKS_KEEP 1024
+
+static void
+stacks_size(int cap)
+{
+	if (vstack)
+	{
+		pfree(vstack);
+		pfree(pstack);
+	}
+	vstack = MemoryContextAlloc(TopMemoryContext, sizeof(JsonbValue) * cap);
+	pstack = MemoryContextAlloc(TopMemoryContext, sizeof(JsonbPair) * cap);
+	vcap = pcap = cap;
+}
+
 typedef struct jparse
 {
 	const char *p;
@@ -56,8 +72,12 @@ static bool parse_value(jparse *j, JsonbValue *out);
 static inline void
 skip_ws(jparse *j)
 {
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
-		j->p++;
+	const char *p = j->p;
+
+	while (p < j->end && (unsigned char) *p <= ' ' &&
+		   (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	j->p = p;
 }
 
 /* After a number or a literal: the end, whitespace or a separator? */
@@ -309,27 +329,21 @@ parse_object(jparse *j, JsonbValue *out)
 	else
 		for (;;)
 		{
-			JsonbValue	key,
-						val;
+			/* the pair's slot (the stacks do not move during a parse) */
+			JsonbPair  *pair;
 
+			if (j->np >= pcap)
+				return false;	/* (cannot happen: see fast_jsonb) */
+			pair = &pstack[j->np++];
 			skip_ws(j);
-			if (j->p >= j->end || *j->p != '"' || !parse_string(j, &key))
+			if (j->p >= j->end || *j->p != '"' || !parse_string(j, &pair->key))
 				return false;
 			skip_ws(j);
 			if (j->p >= j->end || *j->p != ':')
 				return false;
 			j->p++;
-			if (!parse_value(j, &val))
+			if (!parse_value(j, &pair->value))
 				return false;
-			if (j->np >= pcap)
-			{
-				pcap *= 2;
-				pstack = repalloc(pstack, sizeof(JsonbPair) * pcap);
-			}
-			pstack[j->np].key = key;
-			pstack[j->np].value = val;
-			pstack[j->np].order = 0;
-			j->np++;
 			skip_ws(j);
 			if (j->p < j->end && *j->p == ',')
 			{
@@ -368,16 +382,10 @@ parse_array(jparse *j, JsonbValue *out)
 	else
 		for (;;)
 		{
-			JsonbValue	val;
-
-			if (!parse_value(j, &val))
-				return false;
 			if (j->nv >= vcap)
-			{
-				vcap *= 2;
-				vstack = repalloc(vstack, sizeof(JsonbValue) * vcap);
-			}
-			vstack[j->nv++] = val;
+				return false;	/* (cannot happen: see fast_jsonb) */
+			if (!parse_value(j, &vstack[j->nv++]))
+				return false;
 			skip_ws(j);
 			if (j->p < j->end && *j->p == ',')
 			{
@@ -660,9 +668,17 @@ fast_jsonb(const char *s, int len)
 	{
 		jcxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw jsonb",
 									 ALLOCSET_DEFAULT_SIZES);
-		vcap = pcap = 64;
-		vstack = MemoryContextAlloc(TopMemoryContext, sizeof(JsonbValue) * vcap);
-		pstack = MemoryContextAlloc(TopMemoryContext, sizeof(JsonbPair) * pcap);
+		stacks_size(STACKS_KEEP);
+	}
+	/*
+	 * Room on the stacks for every value the text can hold (each takes a
+	 * byte and a separator), so that they never move during the parse
+	 */
+	if (len / 2 + 2 > vcap)
+	{
+		if ((Size) len / 2 + 2 > MaxAllocSize / sizeof(JsonbPair))
+			return NULL;
+		stacks_size(len / 2 + 2);
 	}
 	j.p = s;
 	j.end = s + len;
@@ -692,6 +708,8 @@ fast_jsonb(const char *s, int len)
 		res = tree_to_jsonb(&root);
 	}
 	MemoryContextReset(jcxt);
+	if (vcap > STACKS_KEEP)
+		stacks_size(STACKS_KEEP);
 	return res;
 }
 

@@ -37,6 +37,8 @@
  */
 #include "sql/sql.h"
 
+#include <sys/mman.h>
+
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
@@ -482,6 +484,24 @@ typed_reset(typed_state *st, uint64 first, uint64 last)
 	st->started = true;
 }
 
+/*
+ * A large copy of entries in 2 MB pages where the kernel has them
+ * (transparent huge pages on madvise): faulting hundreds of megabytes in by
+ * 4 kB pages cost more than copying them.  Only a hint.
+ */
+static void
+entries_huge_pages(StringInfo buf)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = 2 * 1024 * 1024;
+	uintptr_t	start = TYPEALIGN(huge, (uintptr_t) buf->data);
+	uintptr_t	end = TYPEALIGN_DOWN(huge, (uintptr_t) buf->data + buf->maxlen);
+
+	if (buf->maxlen >= 16 * huge && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
 static void
 typed_start(typed_state *st)
 {
@@ -499,7 +519,10 @@ typed_start(typed_state *st)
 
 		/* all of it (no upper bound): one allocation, not doubling copies */
 		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2)
+		{
 			enlargeStringInfo(&st->entries, (int) bytes);
+			entries_huge_pages(&st->entries);
+		}
 		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, &st->entries);
 	}
 	LWLockRelease(&st->slot->lock);

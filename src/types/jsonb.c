@@ -3,7 +3,8 @@
  *	  JSON text to jsonb for the JSON columns of apply and of the typed
  *	  foreign tables (convert.c), without PostgreSQL's JSON parser: one pass
  *	  over the text builds the JsonbValue tree (objects' keys already sorted
- *	  and made unique), which JsonbValueToJsonb serializes.
+ *	  and made unique), which is then written in jsonb's format as
+ *	  PostgreSQL's convertToJsonb writes it.
  *
  * The result is byte for byte the jsonb that jsonb_in makes of the same
  * text: the same grammar (RFC 8259 as PostgreSQL's lexer reads it: the
@@ -671,14 +672,22 @@ fast_jsonb(const char *s, int len)
 		stacks_size(STACKS_KEEP);
 	}
 	/*
-	 * Room on the stacks for every value the text can hold (each takes a
-	 * byte and a separator), so that they never move during the parse
+	 * Room on the stacks for every element and pair the text can hold, so
+	 * that they never move during the parse: each takes a byte and a
+	 * separator; in a longer text, each but a container's first follows a
+	 * ',' and the first a '[' or '{' (counted inside strings too)
 	 */
 	if (len / 2 + 2 > vcap)
 	{
-		if ((Size) len / 2 + 2 > MaxAllocSize / sizeof(JsonbPair))
+		Size		need = 2;
+
+		for (int i = 0; i < len; i++)
+			if (s[i] == ',' || s[i] == '[' || s[i] == '{')
+				need++;
+		if (need > MaxAllocSize / sizeof(JsonbPair))
 			return NULL;
-		stacks_size(len / 2 + 2);
+		if (need > (Size) vcap)
+			stacks_size((int) need);
 	}
 	j.p = s;
 	j.end = s + len;

@@ -10,8 +10,8 @@
  * text: the same grammar (RFC 8259 as PostgreSQL's lexer reads it: the
  * whitespace ' ', '\t', '\n', '\r'), strings with the same bytes, numbers
  * with the numeric value and display scale numeric_in gives their digits
- * (int64_to_numeric and int64_div_fast_to_numeric make the same numeric for
- * up to 18 and 15 digits without exponent; others go through numeric_in),
+ * (written directly for up to 18 and 15 digits without exponent, as
+ * numeric's make_result writes them; others go through numeric_in),
  * object keys in jsonb's order (shorter first, then bytewise) and of equal
  * keys the last one.  Text this parser does not take on goes to jsonb_in
  * as it is, which makes the value or raises its error exactly as before:
@@ -168,6 +168,67 @@ parse_string(jparse *j, JsonbValue *out)
 	return true;
 }
 
+/*
+ * The numeric of absval / 10^dscale (negated if neg) for absval below
+ * 10^18 and dscale up to 15, as numeric's make_result writes it: digits of
+ * base 10000 aligned on the decimal point, without leading or trailing
+ * zero digits, in the short format (numeric's on-disk format, which
+ * pg_upgrade keeps); a zero is positive with no digits.  NULL if it would
+ * not be short (numeric's own functions then).
+ */
+#define NUM_SHORT				0x8000
+#define NUM_SHORT_SIGN_MASK		0x2000
+#define NUM_SHORT_DSCALE_SHIFT	7
+#define NUM_SHORT_DSCALE_MAX	63
+#define NUM_SHORT_WEIGHT_SIGN	0x0040
+#define NUM_SHORT_WEIGHT_MASK	0x003F
+#define NUM_SHORT_WEIGHT_MAX	63
+#define NUM_SHORT_WEIGHT_MIN	(-64)
+
+static Numeric
+short_numeric(uint64 absval, bool neg, int dscale)
+{
+	static const uint64 pow10[] = {1, 10, 100, 1000};
+	int16		digits[8];		/* least significant first */
+	int			n = 0,
+				lo = 0,
+				fracdigits = (dscale + 3) / 4,
+				weight;
+	Numeric		res;
+	uint16		header;
+
+	/* align the fraction on base-10000 digits */
+	absval *= pow10[(4 - dscale % 4) % 4];
+	while (absval > 0)
+	{
+		digits[n++] = (int16) (absval % 10000);
+		absval /= 10000;
+	}
+	/* trailing zero digits go (n = 0: zero) */
+	while (lo < n && digits[lo] == 0)
+		lo++;
+	if (lo == n)
+	{
+		n = lo = 0;
+		weight = 0;
+		neg = false;
+	}
+	else
+		weight = n - 1 - fracdigits;
+	if (dscale > NUM_SHORT_DSCALE_MAX || weight > NUM_SHORT_WEIGHT_MAX ||
+		weight < NUM_SHORT_WEIGHT_MIN)
+		return NULL;
+	res = palloc(VARHDRSZ + sizeof(uint16) + sizeof(int16) * (n - lo));
+	SET_VARSIZE(res, VARHDRSZ + sizeof(uint16) + sizeof(int16) * (n - lo));
+	header = (neg ? (NUM_SHORT | NUM_SHORT_SIGN_MASK) : NUM_SHORT) |
+		(dscale << NUM_SHORT_DSCALE_SHIFT) |
+		(weight < 0 ? NUM_SHORT_WEIGHT_SIGN : 0) | (weight & NUM_SHORT_WEIGHT_MASK);
+	memcpy(VARDATA(res), &header, sizeof(uint16));
+	for (int i = n - 1, k = 0; i >= lo; i--, k++)
+		memcpy(VARDATA(res) + sizeof(uint16) + sizeof(int16) * k, &digits[i], sizeof(int16));
+	return res;
+}
+
 /* A number token: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool
 parse_number(jparse *j, JsonbValue *out)
@@ -232,7 +293,12 @@ parse_number(jparse *j, JsonbValue *out)
 	if (!at_delimiter(j))
 		return false;
 	out->type = jbvNumeric;
-	if (!exp && nfrac == 0 && ndigits <= 18)
+	out->val.numeric = NULL;
+	if (!exp && ((nfrac == 0 && ndigits <= 18) || ndigits + nfrac <= 15))
+		out->val.numeric = short_numeric((uint64) v, neg, nfrac);
+	if (out->val.numeric != NULL)
+		;
+	else if (!exp && nfrac == 0 && ndigits <= 18)
 		out->val.numeric = int64_to_numeric(neg ? -v : v);
 	else if (!exp && ndigits + nfrac <= 15)
 		out->val.numeric = int64_div_fast_to_numeric(neg ? -v : v, nfrac);

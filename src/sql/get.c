@@ -402,7 +402,7 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 					last;
 		long		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 		uint64		batch = blpg_consume_get(slot, max_changes, (int) Max(left, 0),
-											 blpg_typed_reader_buffer(st), &first, &last);
+											 blpg_typed_reader_buffer(st, slot, max_changes), &first, &last);
 		int64		rows = 0;
 		bool		oldest = false;
 

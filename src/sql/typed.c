@@ -485,21 +485,28 @@ typed_reset(typed_state *st, uint64 first, uint64 last)
 }
 
 /*
- * A large copy of entries in 2 MB pages where the kernel has them
- * (transparent huge pages on madvise): faulting hundreds of megabytes in by
- * 4 kB pages cost more than copying them.  Only a hint.
+ * Memory of len bytes at p, about to be filled, in 2 MB pages where the
+ * kernel has them (transparent huge pages on madvise): faulting hundreds of
+ * megabytes in by 4 kB pages cost more than filling them.  Only a hint,
+ * for at least 32 MB.
  */
 static void
-entries_huge_pages(StringInfo buf)
+huge_pages(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = 2 * 1024 * 1024;
-	uintptr_t	start = TYPEALIGN(huge, (uintptr_t) buf->data);
-	uintptr_t	end = TYPEALIGN_DOWN(huge, (uintptr_t) buf->data + buf->maxlen);
+	uintptr_t	start = TYPEALIGN(huge, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN(huge, (uintptr_t) p + len);
 
-	if (buf->maxlen >= 16 * huge && end > start)
+	if (len >= 16 * huge && end > start)
 		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
 #endif
+}
+
+static void
+entries_huge_pages(StringInfo buf)
+{
+	huge_pages(buf->data, (size_t) buf->maxlen);
 }
 
 static void
@@ -1002,9 +1009,24 @@ blpg_typed_reader(Relation rel, const char *server_name)
 }
 
 StringInfo
-blpg_typed_reader_buffer(typed_state *st)
+blpg_typed_reader_buffer(typed_state *st, blpg_slot *slot, int max_changes)
 {
+	uint64		bytes = 0;
+
 	resetStringInfo(&st->entries);
+	/* a batch of all the changes not handed out: room for them at once */
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	if (slot->put_seq - slot->get_seq <= (uint64) max_changes)
+		bytes = slot->put_off - slot->get_off;
+	LWLockRelease(&slot->lock);
+	if (bytes > (uint64) st->entries.maxlen && bytes < MaxAllocSize / 2)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		enlargeStringInfo(&st->entries, (int) bytes);
+		entries_huge_pages(&st->entries);
+		MemoryContextSwitchTo(old);
+	}
 	return &st->entries;
 }
 

@@ -3,20 +3,21 @@
  *	  JSON text to jsonb for the JSON columns of apply and of the typed
  *	  foreign tables (convert.c), without PostgreSQL's JSON parser: one pass
  *	  over the text builds the JsonbValue tree (objects' keys already sorted
- *	  and made unique), which is then written in jsonb's format as
- *	  PostgreSQL's convertToJsonb writes it.
+ *	  and made unique, as pushJsonbValue leaves them), which PostgreSQL's
+ *	  JsonbValueToJsonb writes as jsonb.
  *
  * The result is byte for byte the jsonb that jsonb_in makes of the same
  * text: the same grammar (RFC 8259 as PostgreSQL's lexer reads it: the
  * whitespace ' ', '\t', '\n', '\r'), strings with the same bytes, numbers
- * with the numeric value and display scale numeric_in gives their digits
- * (written directly for up to 18 and 15 digits without exponent, as
- * numeric's make_result writes them; others go through numeric_in),
- * object keys in jsonb's order (shorter first, then bytewise) and of equal
- * keys the last one.  Text this parser does not take on goes to jsonb_in
- * as it is, which makes the value or raises its error exactly as before:
- * \u escapes, control characters, anything not valid JSON, strings too long
- * for jsonb, more than BLPG_JSONB_MAX_DEPTH nested containers.
+ * made by numeric's own functions (int64_to_numeric for up to 18 digits
+ * without fraction, int64_div_fast_to_numeric for up to 15 with one, both
+ * numeric_in's value and display scale; numeric_in for the others), object
+ * keys in jsonb's order (shorter first, then bytewise) and of equal keys
+ * the last one.  Text this parser does not take on goes to jsonb_in as it
+ * is, which makes the value or raises its error exactly as before: \u
+ * escapes, control characters, anything not valid JSON, strings too long
+ * for jsonb, more than BLPG_JSONB_MAX_DEPTH nested containers.  Nothing of
+ * jsonb's or numeric's on-disk format is written here.
  *
  * binlog_fdw.verify_jsonb (a developer check, off by default) makes every
  * value both ways and raises an error if the two differ in any byte.
@@ -168,67 +169,6 @@ parse_string(jparse *j, JsonbValue *out)
 	return true;
 }
 
-/*
- * The numeric of absval / 10^dscale (negated if neg) for absval below
- * 10^18 and dscale up to 15, as numeric's make_result writes it: digits of
- * base 10000 aligned on the decimal point, without leading or trailing
- * zero digits, in the short format (numeric's on-disk format, which
- * pg_upgrade keeps); a zero is positive with no digits.  NULL if it would
- * not be short (numeric's own functions then).
- */
-#define NUM_SHORT				0x8000
-#define NUM_SHORT_SIGN_MASK		0x2000
-#define NUM_SHORT_DSCALE_SHIFT	7
-#define NUM_SHORT_DSCALE_MAX	63
-#define NUM_SHORT_WEIGHT_SIGN	0x0040
-#define NUM_SHORT_WEIGHT_MASK	0x003F
-#define NUM_SHORT_WEIGHT_MAX	63
-#define NUM_SHORT_WEIGHT_MIN	(-64)
-
-static Numeric
-short_numeric(uint64 absval, bool neg, int dscale)
-{
-	static const uint64 pow10[] = {1, 10, 100, 1000};
-	int16		digits[8];		/* least significant first */
-	int			n = 0,
-				lo = 0,
-				fracdigits = (dscale + 3) / 4,
-				weight;
-	Numeric		res;
-	uint16		header;
-
-	/* align the fraction on base-10000 digits */
-	absval *= pow10[(4 - dscale % 4) % 4];
-	while (absval > 0)
-	{
-		digits[n++] = (int16) (absval % 10000);
-		absval /= 10000;
-	}
-	/* trailing zero digits go (n = 0: zero) */
-	while (lo < n && digits[lo] == 0)
-		lo++;
-	if (lo == n)
-	{
-		n = lo = 0;
-		weight = 0;
-		neg = false;
-	}
-	else
-		weight = n - 1 - fracdigits;
-	if (dscale > NUM_SHORT_DSCALE_MAX || weight > NUM_SHORT_WEIGHT_MAX ||
-		weight < NUM_SHORT_WEIGHT_MIN)
-		return NULL;
-	res = palloc(VARHDRSZ + sizeof(uint16) + sizeof(int16) * (n - lo));
-	SET_VARSIZE(res, VARHDRSZ + sizeof(uint16) + sizeof(int16) * (n - lo));
-	header = (neg ? (NUM_SHORT | NUM_SHORT_SIGN_MASK) : NUM_SHORT) |
-		(dscale << NUM_SHORT_DSCALE_SHIFT) |
-		(weight < 0 ? NUM_SHORT_WEIGHT_SIGN : 0) | (weight & NUM_SHORT_WEIGHT_MASK);
-	memcpy(VARDATA(res), &header, sizeof(uint16));
-	for (int i = n - 1, k = 0; i >= lo; i--, k++)
-		memcpy(VARDATA(res) + sizeof(uint16) + sizeof(int16) * k, &digits[i], sizeof(int16));
-	return res;
-}
-
 /* A number token: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool
 parse_number(jparse *j, JsonbValue *out)
@@ -292,13 +232,14 @@ parse_number(jparse *j, JsonbValue *out)
 	j->p = p;
 	if (!at_delimiter(j))
 		return false;
+
+	/*
+	 * numeric_in's value and display scale (the digits after the point) of
+	 * the digits: of up to 18 an int64, of up to 15 also times 10^3, the
+	 * most int64_div_fast_to_numeric multiplies by to align the fraction
+	 */
 	out->type = jbvNumeric;
-	out->val.numeric = NULL;
-	if (!exp && ((nfrac == 0 && ndigits <= 18) || ndigits + nfrac <= 15))
-		out->val.numeric = short_numeric((uint64) v, neg, nfrac);
-	if (out->val.numeric != NULL)
-		;
-	else if (!exp && nfrac == 0 && ndigits <= 18)
+	if (!exp && nfrac == 0 && ndigits <= 18)
 		out->val.numeric = int64_to_numeric(neg ? -v : v);
 	else if (!exp && ndigits + nfrac <= 15)
 		out->val.numeric = int64_div_fast_to_numeric(neg ? -v : v, nfrac);
@@ -509,214 +450,6 @@ parse_value(jparse *j, JsonbValue *out)
 	}
 }
 
-/* ---- the tree as jsonb (the on-disk format of utils/jsonb.h) ---- */
-
-/* The bytes of the jsonb being written (TopMemoryContext, kept) */
-static StringInfoData out;
-
-/* room for n more bytes (the call only when the buffer must grow) */
-static inline void
-out_room(int n)
-{
-	if (n >= out.maxlen - out.len)
-		enlargeStringInfo(&out, n);
-}
-
-static inline int
-out_reserve(int n)
-{
-	int			off = out.len;
-
-	out_room(n);
-	out.len += n;
-	return off;
-}
-
-static inline void
-out_put(const void *p, int n)
-{
-	out_room(n);
-	memcpy(out.data + out.len, p, n);
-	out.len += n;
-}
-
-/* Zero bytes up to a 4-byte boundary; returns their count. */
-static inline int
-out_pad(void)
-{
-	int			padlen = INTALIGN(out.len) - out.len;
-
-	if (padlen > 0)
-	{
-		out_room(padlen);
-		memset(out.data + out.len, 0, padlen);
-		out.len += padlen;
-	}
-	return padlen;
-}
-
-static bool write_value(JEntry *je, const JsonbValue *v);
-
-static void
-write_scalar(JEntry *je, const JsonbValue *v)
-{
-	switch (v->type)
-	{
-		case jbvNull:
-			*je = JENTRY_ISNULL;
-			break;
-		case jbvString:
-			out_put(v->val.string.val, v->val.string.len);
-			*je = (JEntry) v->val.string.len;
-			break;
-		case jbvNumeric:
-			{
-				int			numlen = VARSIZE_ANY(v->val.numeric);
-				int			padlen = out_pad();
-
-				out_put(v->val.numeric, numlen);
-				*je = JENTRY_ISNUMERIC | (padlen + numlen);
-			}
-			break;
-		case jbvBool:
-			*je = v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
-			break;
-		default:
-			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
-	}
-}
-
-/*
- * One child's JEntry into its container's JEntry array at *jo: every
- * JB_OFFSET_STRIDE'th holds the end offset instead of the length.  false
- * when the container's data grows too large for a JEntry (jsonb_in raises
- * the error).
- */
-static inline bool
-put_jentry(JEntry meta, int i, int *total, int *jo)
-{
-	*total += JBE_OFFLENFLD(meta);
-	if (*total > JENTRY_OFFLENMASK)
-		return false;
-	if (i % JB_OFFSET_STRIDE == 0)
-		meta = (meta & JENTRY_TYPEMASK) | *total | JENTRY_HAS_OFF;
-	memcpy(out.data + *jo, &meta, sizeof(JEntry));
-	*jo += sizeof(JEntry);
-	return true;
-}
-
-static bool
-write_array(JEntry *je, const JsonbValue *v)
-{
-	int			base = out.len;
-	int			n = v->val.array.nElems;
-	uint32		header = (uint32) n | JB_FARRAY;
-	int			jo,
-				total = 0;
-
-	out_pad();
-	if (v->val.array.rawScalar)
-		header |= JB_FSCALAR;
-	out_put(&header, sizeof(uint32));
-	jo = out_reserve(sizeof(JEntry) * n);
-	for (int i = 0; i < n; i++)
-	{
-		JEntry		meta;
-
-		if (!write_value(&meta, &v->val.array.elems[i]) || !put_jentry(meta, i, &total, &jo))
-			return false;
-	}
-	total = out.len - base;
-	if (total > JENTRY_OFFLENMASK)
-		return false;
-	*je = JENTRY_ISCONTAINER | total;
-	return true;
-}
-
-static bool
-write_object(JEntry *je, const JsonbValue *v)
-{
-	int			base = out.len;
-	int			n = v->val.object.nPairs;
-	uint32		header = (uint32) n | JB_FOBJECT;
-	int			jo,
-				total = 0;
-
-	out_pad();
-	out_put(&header, sizeof(uint32));
-	jo = out_reserve(sizeof(JEntry) * n * 2);
-	/* the keys, then the values */
-	for (int i = 0; i < n; i++)
-	{
-		JEntry		meta;
-
-		write_scalar(&meta, &v->val.object.pairs[i].key);
-		if (!put_jentry(meta, i, &total, &jo))
-			return false;
-	}
-	for (int i = 0; i < n; i++)
-	{
-		JEntry		meta;
-
-		if (!write_value(&meta, &v->val.object.pairs[i].value) ||
-			!put_jentry(meta, i + n, &total, &jo))
-			return false;
-	}
-	total = out.len - base;
-	if (total > JENTRY_OFFLENMASK)
-		return false;
-	*je = JENTRY_ISCONTAINER | total;
-	return true;
-}
-
-static bool
-write_value(JEntry *je, const JsonbValue *v)
-{
-	if (v->type == jbvArray)
-		return write_array(je, v);
-	if (v->type == jbvObject)
-		return write_object(je, v);
-	write_scalar(je, v);
-	return true;
-}
-
-/* The jsonb of tree root (an array or object) in the current context. */
-static Jsonb *
-tree_to_jsonb(const JsonbValue *root)
-{
-	JEntry		je;
-	Jsonb	   *res;
-
-	if (out.data == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&out);
-		MemoryContextSwitchTo(old);
-	}
-	resetStringInfo(&out);
-	out_reserve(VARHDRSZ);
-	if (!write_value(&je, root))
-	{
-		if (out.maxlen > 1024 * 1024)
-		{
-			pfree(out.data);
-			out.data = NULL;
-		}
-		return NULL;
-	}
-	res = palloc(out.len);
-	memcpy(res, out.data, out.len);
-	SET_VARSIZE(res, out.len);
-	/* a very large value's buffer is not kept */
-	if (out.maxlen > 1024 * 1024)
-	{
-		pfree(out.data);
-		out.data = NULL;
-	}
-	return res;
-}
-
 /*
  * The jsonb of text s[0..len) (valid in the server encoding), in the
  * current memory context; NULL if this parser does not take it on.
@@ -726,8 +459,7 @@ fast_jsonb(const char *s, int len)
 {
 	MemoryContext old;
 	jparse		j;
-	JsonbValue	root,
-				scalar;
+	JsonbValue	root;
 	Jsonb	   *res = NULL;
 	bool		ok;
 
@@ -769,19 +501,16 @@ fast_jsonb(const char *s, int len)
 		ok = j.p == j.end;
 	}
 	MemoryContextSwitchTo(old);
+
+	/*
+	 * The tree as jsonb, in the caller's context: JsonbValueToJsonb writes
+	 * objects' pairs in the order they are in (sorted and unique, as
+	 * jsonb's readers need them) and a scalar as jsonb's one-element raw
+	 * scalar array; a container too large for jsonb is its error, the one
+	 * jsonb_in raises
+	 */
 	if (ok)
-	{
-		if (root.type != jbvObject && root.type != jbvArray)
-		{
-			/* a scalar: jsonb's one-element raw scalar array */
-			scalar = root;
-			root.type = jbvArray;
-			root.val.array.nElems = 1;
-			root.val.array.rawScalar = true;
-			root.val.array.elems = &scalar;
-		}
-		res = tree_to_jsonb(&root);
-	}
+		res = JsonbValueToJsonb(&root);
 	MemoryContextReset(jcxt);
 	if (vcap > STACKS_KEEP)
 		stacks_size(STACKS_KEEP);

@@ -351,7 +351,9 @@ def jsonb_docs():
          '12345678901234.5, 123456789012.345, 1.0000000000000002, 100000000000000000, 1e400, '
          '-1.7976931348623157e308, 5e-324, 99.99, 0.1, 10, 1000, 10000, 100000000, 0.0001, 0.00010, '
          '10000.0001, 99999999.9999999, -0.000000000000001, 0.000000000000000, 999999999999999999, '
-         '-999999999999999999, 12.3400, 1e0, 0e-5, 7000000000000000.5]', True),
+         '-999999999999999999, 12.3400, 1e0, 0e-5, 7000000000000000.5, 0.00, -0.00, -0.0000, '
+         '-100.00, -123456789012.345, -99999999999999.9, -100000000000000000, 0.000000000000001, '
+         '-10000, 10000.0000, 1000.000, 0.0001000, -9.99999999999999]', True),
         ('{"t": true, "f": false, "n": null, "z": 0}', True),
         ('{}', True),
         ('[]', True),
@@ -380,7 +382,8 @@ def case_jsonb(conn, m):
     docs = jsonb_docs()
     vcs = ['abcde', '\u00e4\u00e4\u00e4\u00e4\u00e4', 'ab', '', '\U0001f600x', None, 'a  ']
     vls = ['\u00e4\u00f6\u00fc', 'abc', None, '', 'x\u00e9']
-    amts = ['-0.000', '1234567.891', '0.5', '-9999999.999', '0', None, '12.300']
+    amts = ['-0.000', '1234567.891', '0.5', '-9999999.999', '0', None, '12.300', '-0.001', '-1000.000',
+            '10000.5']
     for i, (d, _) in enumerate(docs):
         mx(m, 'INSERT INTO %s VALUES (%%s, %%s, %%s, %%s, %%s)' % table,
            (i + 1, d, vcs[i % len(vcs)], vls[i % len(vls)], amts[i % len(amts)]))
@@ -435,6 +438,11 @@ def case_jsonb(conn, m):
         want = (q1(conn, 'SELECT %s::jsonb::text', (mdoc,)), mvc, mvl,
                 q1(conn, 'SELECT %s::numeric(10,3)::text', (mamt,)) if mamt is not None else None)
         check(last[rid] == want, 'row %d: typed %s, MariaDB %s' % (rid, short(last[rid], 300), short(want, 300)))
+    # numeric(p,s) made without numeric_in: the same stored digits,
+    # weight, sign and display scale as numeric_in's of its text
+    diff = q(conn, "SELECT id, amt::text FROM ft.js WHERE numeric_send(amt) "
+                   "IS DISTINCT FROM numeric_send(amt::text::numeric(10,3))")
+    check(not diff, 'numeric(10,3) not as numeric_in makes it: %s' % short(diff, 300))
     # the first image of each row: the inserted document
     for rid in sorted(final):
         first = [r for r in rows if r[0] == rid][0]

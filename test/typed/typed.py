@@ -37,7 +37,8 @@ Cases (one "ok - typed/NAME" line each):
                 text and must be the same bytes; values as text equal
                 MariaDB's text through jsonb; the values that need no \\u
                 escape take the fast path; varchar(n) and numeric(p,s) values
-                at their limits equal MariaDB's
+                at their limits equal MariaDB's, numeric(p,s) with the same
+                numeric_send bytes as numeric_in's of its text
   partial-image throwaway MariaDB instances with binlog_row_image MINIMAL
                 (ty-minimal, BLF_TYPED_MINIMAL_PORT, 3451) and NOBLOB
                 (ty-noblob, BLF_TYPED_NOBLOB_PORT, 3452): a column an image

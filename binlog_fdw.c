@@ -105,6 +105,15 @@ define_session_gucs(void)
 							16 * 1024, 1, 512 * 1024,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("binlog_fdw.verify_jsonb",
+							 "Checks every jsonb made of a JSON column against jsonb_in's.",
+							 "A developer check of the JSON columns of apply and of typed foreign tables: "
+							 "each value is also made by jsonb_in from the same text, and a difference in "
+							 "any byte is an error.",
+							 &blpg_verify_jsonb,
+							 false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("binlog_fdw");
 }
 

@@ -156,6 +156,29 @@ get_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
 }
 
 /*
+ * get_table()'s result: in memory as get()'s (above), its tuples in a
+ * generation context, which allocates what each needs (a typed row of a
+ * few hundred bytes takes half of the power-of-two chunk an AllocSet
+ * would give it, and all of it is memory faulted in for the batch).
+ */
+static void
+get_table_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
+{
+	MemoryContext old;
+	MemoryContext cxt;
+
+	if (kb <= (size_t) work_mem)
+		return;
+	cxt = GenerationContextCreate(rsinfo->econtext->ecxt_per_query_memory,
+								  "binlog_fdw get_table result", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap(false, false,
+											  (int) Min(kb, (size_t) MAX_KILOBYTES));
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * get() and get_json(): take a batch and return its changes, a row each;
  * json_text gives primary_key/before/after as the decoder's json text
  * (get_json) rather than jsonb.
@@ -379,12 +402,14 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 					last;
 		long		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 		uint64		batch = blpg_consume_get(slot, max_changes, (int) Max(left, 0),
-											 blpg_typed_reader_buffer(st), &first, &last);
+											 blpg_typed_reader_buffer(st, slot, max_changes), &first, &last);
 		int64		rows = 0;
 		bool		oldest = false;
 
 		if (batch == 0)
 			break;
+		/* typed rows take about three times the entries' size, as get()'s */
+		get_table_result_in_memory(rsinfo, (size_t) blpg_typed_reader_buffer_len(st) * 3 / 1024);
 		blpg_typed_reader_start(st, first, last, batch);
 		for (;;)
 		{

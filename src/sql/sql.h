@@ -69,13 +69,16 @@ extern void blpg_typed_explain(ForeignScanState *node, struct ExplainState *es);
 
 /*
  * get_table(): the rows of a batch of typed table rel of source
- * server_name.  The entries of a batch go into blpg_typed_reader_buffer(),
+ * server_name.  The entries of a batch go into blpg_typed_reader_buffer()
+ * (sized for a batch of max_changes of slot),
  * then blpg_typed_reader_start() and _next() give its rows of the table
- * (_binlog_batch: batch_id).
+ * (_binlog_batch: batch_id); blpg_typed_reader_buffer_len() is the size of
+ * the entries taken.
  */
 typedef struct typed_state typed_state;
 extern typed_state *blpg_typed_reader(Relation rel, const char *server_name);
-extern StringInfo blpg_typed_reader_buffer(typed_state *st);
+extern StringInfo blpg_typed_reader_buffer(typed_state *st, blpg_slot *slot, int max_changes);
+extern int	blpg_typed_reader_buffer_len(typed_state *st);
 extern void blpg_typed_reader_start(typed_state *st, uint64 first, uint64 last,
 									uint64 batch_id);
 extern bool blpg_typed_reader_next(typed_state *st, Datum *values, bool *nulls);

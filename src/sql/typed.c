@@ -37,6 +37,8 @@
  */
 #include "sql/sql.h"
 
+#include <sys/mman.h>
+
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
@@ -51,6 +53,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -106,6 +109,7 @@ struct typed_state
 	Datum	   *after_values;	/* ... in rowcxt */
 	bool	   *after_nulls;
 	MemoryContext rowcxt;
+	MemoryContext valcxt;		/* a scan's values of the row it shows */
 	const bl_table *mapped;		/* table map the atts' src are for */
 	uint32		mapped_version;
 	uint64		mapped_id;
@@ -393,6 +397,8 @@ typed_create(Relation rel)
 									   ALLOCSET_SMALL_SIZES);
 	st->ecxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed entry",
 									 ALLOCSET_SMALL_SIZES);
+	st->valcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw typed values",
+									   ALLOCSET_DEFAULT_SIZES);
 	st->img_before = CStringGetTextDatum("before");
 	st->img_after = CStringGetTextDatum("after");
 	blpg_apply_options_load(ft->serverid, &st->opts);
@@ -478,6 +484,31 @@ typed_reset(typed_state *st, uint64 first, uint64 last)
 	st->started = true;
 }
 
+/*
+ * Memory of len bytes at p, about to be filled, in 2 MB pages where the
+ * kernel has them (transparent huge pages on madvise): faulting hundreds of
+ * megabytes in by 4 kB pages cost more than filling them.  Only a hint,
+ * for at least 32 MB.
+ */
+static void
+huge_pages(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = 2 * 1024 * 1024;
+	uintptr_t	start = TYPEALIGN(huge, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN(huge, (uintptr_t) p + len);
+
+	if (len >= 16 * huge && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
+static void
+entries_huge_pages(StringInfo buf)
+{
+	huge_pages(buf->data, (size_t) buf->maxlen);
+}
+
 static void
 typed_start(typed_state *st)
 {
@@ -490,7 +521,17 @@ typed_start(typed_state *st)
 	first = Max(st->slot->ack_seq + 1, st->filter.min_seq);
 	last = Min(st->slot->put_seq, st->filter.max_seq);
 	if (first <= last)
+	{
+		uint64		bytes = st->slot->put_off - st->slot->ack_off;
+
+		/* all of it (no upper bound): one allocation, not doubling copies */
+		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2)
+		{
+			enlargeStringInfo(&st->entries, (int) bytes);
+			entries_huge_pages(&st->entries);
+		}
 		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, &st->entries);
+	}
 	LWLockRelease(&st->slot->lock);
 	typed_reset(st, first, last);
 	MemoryContextSwitchTo(old);
@@ -937,12 +978,17 @@ blpg_typed_iterate(ForeignScanState *node)
 {
 	typed_state *st = node->fdw_state;
 	TupleTableSlot *ts = node->ss.ss_ScanTupleSlot;
+	MemoryContext old;
 
 	ExecClearTuple(ts);
 	if (!st->started)
 		typed_start(st);
+	/* the values of the row before are not needed any more */
+	MemoryContextReset(st->valcxt);
+	old = MemoryContextSwitchTo(st->valcxt);
 	if (typed_next(st, ts->tts_values, ts->tts_isnull))
 		ExecStoreVirtualTuple(ts);
+	MemoryContextSwitchTo(old);
 	return ts;
 }
 
@@ -963,10 +1009,31 @@ blpg_typed_reader(Relation rel, const char *server_name)
 }
 
 StringInfo
-blpg_typed_reader_buffer(typed_state *st)
+blpg_typed_reader_buffer(typed_state *st, blpg_slot *slot, int max_changes)
 {
+	uint64		bytes = 0;
+
 	resetStringInfo(&st->entries);
+	/* a batch of all the changes not handed out: room for them at once */
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	if (slot->put_seq - slot->get_seq <= (uint64) max_changes)
+		bytes = slot->put_off - slot->get_off;
+	LWLockRelease(&slot->lock);
+	if (bytes > (uint64) st->entries.maxlen && bytes < MaxAllocSize / 2)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		enlargeStringInfo(&st->entries, (int) bytes);
+		entries_huge_pages(&st->entries);
+		MemoryContextSwitchTo(old);
+	}
 	return &st->entries;
+}
+
+int
+blpg_typed_reader_buffer_len(typed_state *st)
+{
+	return st->entries.len;
 }
 
 void

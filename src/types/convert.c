@@ -50,7 +50,7 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 			cc->kind = BLPG_CONV_INT8;
 			break;
 		case NUMERICOID:
-			cc->kind = typmod < 0 ? BLPG_CONV_NUMERIC : BLPG_CONV_GENERIC;
+			cc->kind = BLPG_CONV_NUMERIC;
 			break;
 		case FLOAT4OID:
 			cc->kind = BLPG_CONV_FLOAT4;
@@ -65,7 +65,7 @@ blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod)
 			cc->kind = BLPG_CONV_TEXT;
 			break;
 		case VARCHAROID:
-			cc->kind = typmod < 0 ? BLPG_CONV_TEXT : BLPG_CONV_GENERIC;
+			cc->kind = typmod < 0 ? BLPG_CONV_TEXT : BLPG_CONV_VARCHAR;
 			break;
 		case BYTEAOID:
 			cc->kind = BLPG_CONV_BYTEA;
@@ -450,6 +450,54 @@ geometry_ewkb(const blpg_col_conv *cc, const bl_value *v)
 	return b;
 }
 
+/*
+ * numeric_in's value of DECIMAL text s ("-123.45") for numeric typmod
+ * typmod, when s has the typmod's scale, no more integer digits than it
+ * allows and at most 15 digits: int64_div_fast_to_numeric of its digits,
+ * which makes the same numeric (the same value and display scale, which
+ * define it).  NULL otherwise (numeric_in decides, or raises its error).
+ */
+static Numeric
+decimal_in_typmod(const char *s, int32 typmod)
+{
+	int			precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+	int			scale = (typmod - VARHDRSZ) & 0xffff;
+	bool		neg = false;
+	int64		v = 0;
+	int			nint = 0,		/* integer digits, without leading zeros */
+				nfrac = 0,
+				ndigits = 0;
+
+	if (scale > precision)
+		return NULL;			/* (or a negative scale, which reads as a large one here) */
+	if (*s == '-')
+	{
+		neg = true;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++)
+	{
+		if (nint > 0 || *s != '0')
+			nint++;
+		if (++ndigits > 15)
+			return NULL;
+		v = v * 10 + (*s - '0');
+	}
+	if (*s == '.')
+	{
+		for (s++; *s >= '0' && *s <= '9'; s++)
+		{
+			nfrac++;
+			if (++ndigits > 15)
+				return NULL;
+			v = v * 10 + (*s - '0');
+		}
+	}
+	if (*s != '\0' || ndigits == 0 || nfrac != scale || nint > precision - scale)
+		return NULL;
+	return int64_div_fast_to_numeric(neg ? -v : v, scale);
+}
+
 static Datum
 generic(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 		const bl_value *before, const blpg_apply_options *opts, bool *isnull)
@@ -500,6 +548,27 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 				out_of_range(cc);
 			break;
 		case BLPG_CONV_NUMERIC:
+			if (cc->typmod >= 0)
+			{
+				/*
+				 * numeric(p,s): the digits through numeric_in with the
+				 * typmod, as the input function would take them (the
+				 * scale it rounds to is the typmod's whatever the text's)
+				 */
+				if (v->kind == BL_VAL_DECIMAL &&
+					bl_decimal_to_text(v->v.raw.ptr, v->v.raw.len, col->precision, col->scale,
+									   (bl_buf_reset(&scratch), &scratch)) == 0)
+				{
+					Numeric		n = decimal_in_typmod(scratch.data, cc->typmod);
+
+					if (n != NULL)
+						return NumericGetDatum(n);
+					return DirectFunctionCall3(numeric_in, CStringGetDatum(scratch.data),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(cc->typmod));
+				}
+				break;
+			}
 			if (v->kind == BL_VAL_INT || v->kind == BL_VAL_YEAR)
 				return NumericGetDatum(int64_to_numeric(v->v.i));
 			if (v->kind == BL_VAL_UINT && v->v.u <= (uint64) PG_INT64_MAX)
@@ -542,6 +611,20 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 			}
 			if (v->kind == BL_VAL_BINARY)
 				conversion_error(cc, "binary data");
+			break;
+		case BLPG_CONV_VARCHAR:
+			if (v->kind == BL_VAL_STRING)
+			{
+				int			len;
+				const char *s = string_bytes(cc, col, v, &len, false);
+
+				/*
+				 * No more bytes than varchar(n) holds characters: what
+				 * varchar_in makes of it, without its length check
+				 */
+				if (len <= cc->typmod - VARHDRSZ)
+					return PointerGetDatum(cstring_to_text_with_len(s, len));
+			}
 			break;
 		case BLPG_CONV_BYTEA:
 			if (v->kind == BL_VAL_GEOMETRY)
@@ -662,12 +745,17 @@ blpg_convert(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 		case BLPG_CONV_JSONB:
 			if (v->kind == BL_VAL_JSON || v->kind == BL_VAL_JSON_DIFF || v->kind == BL_VAL_STRING)
 			{
-				char	   *text;
+				const char *text;
 				int			len;
 
-				text = v->kind == BL_VAL_STRING ? string_value(cc, col, v, &len) :
-					json_text(cc, v, before);
-				return DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
+				if (v->kind == BL_VAL_STRING)
+					text = string_bytes(cc, col, v, &len, false);
+				else
+				{
+					text = json_text(cc, v, before);
+					len = (int) strlen(text);
+				}
+				return blpg_jsonb_from_text(text, len);
 			}
 			break;
 		case BLPG_CONV_TEXT_ARRAY:

@@ -8,7 +8,7 @@
  *	  foreign tables' rows).
  *
  * Files: settings.c (blpg_apply_options_load), typemap.c (blpg_map_type),
- * convert.c (blpg_conv_init, blpg_convert).  Uses base and the decoder.
+ * convert.c (blpg_conv_init, blpg_convert), jsonb.c (blpg_jsonb_from_text).  Uses base and the decoder.
  * Users: src/apply, src/sql.  No shared state.
  */
 #ifndef BLPG_TYPES_H
@@ -64,6 +64,7 @@ typedef enum blpg_conv_kind
 	BLPG_CONV_FLOAT8,
 	BLPG_CONV_BOOL,
 	BLPG_CONV_TEXT,				/* text, varchar, bpchar without typmod */
+	BLPG_CONV_VARCHAR,			/* varchar(n) */
 	BLPG_CONV_BYTEA,
 	BLPG_CONV_DATE,
 	BLPG_CONV_TIMESTAMP,
@@ -98,6 +99,14 @@ extern void blpg_conv_init(blpg_col_conv *cc, Oid type, int32 typmod);
 extern Datum blpg_convert(const blpg_col_conv *cc, const bl_column *col,
 						  const bl_value *v, const bl_value *before,
 						  const blpg_apply_options *opts, bool *isnull);
+
+/*
+ * JSON text s[0..len) (valid in the server encoding) -> jsonb, byte for byte
+ * jsonb_in's value of it (jsonb.c).  blpg_verify_jsonb (GUC
+ * binlog_fdw.verify_jsonb): make it with jsonb_in too and compare.
+ */
+extern Datum blpg_jsonb_from_text(const char *s, int len);
+extern bool blpg_verify_jsonb;
 
 /* ---- the type mapping (typemap.c, README "Type mapping") ---- */
 

@@ -29,6 +29,16 @@ Cases (one "ok - typed/NAME" line each):
                 value under another column; the re-imported table reads the
                 changes after the DDL; a DECIMAL scale or DATETIME precision
                 widened under the same name is stale too (no silent rounding)
+  jsonb         JSON documents of every shape (nested, escapes, unicode, numbers
+                at the fast paths' limits, literals, empty containers,
+                duplicate keys, more than 32 elements, scalars, temporal
+                strings): with binlog_fdw.verify_jsonb each typed value
+                (peek and get_table()) is also made by jsonb_in from the same
+                text and must be the same bytes; values as text equal
+                MariaDB's text through jsonb; the values that need no \\u
+                escape take the fast path; varchar(n) and numeric(p,s) values
+                at their limits equal MariaDB's, numeric(p,s) with the same
+                numeric_send bytes as numeric_in's of its text
   partial-image throwaway MariaDB instances with binlog_row_image MINIMAL
                 (ty-minimal, BLF_TYPED_MINIMAL_PORT, 3451) and NOBLOB
                 (ty-noblob, BLF_TYPED_NOBLOB_PORT, 3452): a column an image
@@ -39,6 +49,7 @@ Cases (one "ok - typed/NAME" line each):
                 update's after image takes the columns it lacks from the
                 before image (unchanged)
 """
+import collections
 import copy
 import os
 import sys
@@ -321,6 +332,126 @@ def case_get_table(conn, m):
         check(e.pgcode == '42809', 'get_table of an ordinary table: %s %s' % (e.pgcode, e.pgerror))
 
 
+def jsonb_docs():
+    """JSON texts for case_jsonb: (text, fast), fast False for the ones with
+    \\u escapes, which the fast path leaves to jsonb_in."""
+    many = '{%s}' % ', '.join('"k%02d": %s' % (i, v) for i, v in enumerate(
+        ['1', '"s"', 'null', 'true', '[1, 2]', '{"x": 0.5}', '-3', '1e5'] * 5))
+    big_arr = '[%s]' % ', '.join(['1', '"two"', '3.25', 'false', 'null', '[]', '{}', '{"a": [1]}',
+                                  '-0', '"\\"q\\""'] * 10)
+    nested = '{"a": {"b": {"c": [1, [2, [3, {"d": null, "e": [true, false]}]]]}}, "e": [], "f": {}}'
+    deep = '[' * 30 + '"deep"' + ']' * 30
+    return [
+        (nested, True),
+        ('{"s": "q\\"uote \\\\ back \\/ slash \\b\\f\\n\\r\\t end", "raw": "\u00e4\u20ac\U0001f600 \u6f22\u5b57"}', True),
+        ('{"u": "\\u00e4\\u20ac\\ud83d\\ude00", "ctl": "\\u0001"}', False),
+        ('[0, -0, 1, -1, 9223372036854775807, -9223372036854775808, 18446744073709551615, '
+         '123456789012345678, -123456789012345678, 1234567890123456789, '
+         '1234567890123456789012345678901234567890, 0.5, -0.5, 1.50, 3.141592653589793, '
+         '2.718281828459045, 1e308, 1E-7, 2.5e+3, -0.0, 0.000001, 123456789012345.6, '
+         '12345678901234.5, 123456789012.345, 1.0000000000000002, 100000000000000000, 1e400, '
+         '-1.7976931348623157e308, 5e-324, 99.99, 0.1, 10, 1000, 10000, 100000000, 0.0001, 0.00010, '
+         '10000.0001, 99999999.9999999, -0.000000000000001, 0.000000000000000, 999999999999999999, '
+         '-999999999999999999, 12.3400, 1e0, 0e-5, 7000000000000000.5, 0.00, -0.00, -0.0000, '
+         '-100.00, -123456789012.345, -99999999999999.9, -100000000000000000, 0.000000000000001, '
+         '-10000, 10000.0000, 1000.000, 0.0001000, -9.99999999999999]', True),
+        ('{"t": true, "f": false, "n": null, "z": 0}', True),
+        ('{}', True),
+        ('[]', True),
+        ('{"": "", "e": {}, "a": [], "ea": [[], {}]}', True),
+        ('{"b": 1, "a": 2, "b": 3, "aa": 4, "a": 5, "": 6, "": 7}', True),
+        (many, True),
+        (big_arr, True),
+        (deep, True),
+        ('"x"', True),
+        ('42', True),
+        ('-12.50', True),
+        ('1e308', True),
+        ('true', True),
+        ('null', True),
+        (' \n\t{ "k" : [ 1 , 2 , { } ] , "l" :"v" }\r\n ', True),
+        ('{"long": "%s"}' % ('ab\u00e4' * 30000), True),
+        ('{"long\\"key": "%s"}' % ('x\\n' * 5000), True),
+    ]
+
+
+def case_jsonb(conn, m):
+    table = '%s.js' % MDB
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, doc JSON, vc VARCHAR(5) CHARACTER SET utf8mb4, '
+          'vl VARCHAR(3) CHARACTER SET latin1, amt DECIMAL(10,3))' % table)
+    q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (js) FROM SERVER tsrc INTO ft' % MDB)
+    docs = jsonb_docs()
+    vcs = ['abcde', '\u00e4\u00e4\u00e4\u00e4\u00e4', 'ab', '', '\U0001f600x', None, 'a  ']
+    vls = ['\u00e4\u00f6\u00fc', 'abc', None, '', 'x\u00e9']
+    amts = ['-0.000', '1234567.891', '0.5', '-9999999.999', '0', None, '12.300', '-0.001', '-1000.000',
+            '10000.5']
+    for i, (d, _) in enumerate(docs):
+        mx(m, 'INSERT INTO %s VALUES (%%s, %%s, %%s, %%s, %%s)' % table,
+           (i + 1, d, vcs[i % len(vcs)], vls[i % len(vls)], amts[i % len(amts)]))
+    # temporal values inside JSON, as MariaDB writes them
+    n = len(docs)
+    mx(m, "INSERT INTO %s (id, doc) VALUES (%d, JSON_OBJECT('dt', CAST('2024-02-29 13:14:15.123456' AS DATETIME(6)), "
+          "'d', CAST('2024-02-29' AS DATE), 't', CAST('-838:59:59' AS TIME), 'n', 1.5, 'a', JSON_ARRAY(1, 'x')))"
+          % (table, n + 1))
+    inserted = dict(mx(m, 'SELECT id, doc FROM %s' % table))
+    # an update of every object (before and after images)
+    mx(m, "UPDATE %s SET doc = JSON_SET(doc, '$.upd', 1) WHERE JSON_TYPE(doc) = 'OBJECT'" % table)
+    final = {r[0]: r[1:] for r in mx(m, 'SELECT id, doc, vc, vl, CAST(amt AS CHAR) FROM %s' % table)}
+    changed = [rid for rid in final if final[rid][0] != inserted[rid]]
+    total = n + 1 + 2 * len(changed)
+    wait_rows(conn, 'SELECT count(*) FROM ft.js', total, '%d typed rows of js' % total)
+    conn.notices = collections.deque(maxlen=100000)
+    q(conn, 'SET binlog_fdw.verify_jsonb = on')
+    q(conn, 'SET client_min_messages = debug1')
+    try:
+        cols = 'id, _binlog_image, doc::text, vc, vl, amt::text'
+        rows = q(conn, "SELECT %s FROM ft.js ORDER BY _binlog_seq, _binlog_image = 'after'" % cols)
+        gt = q(conn, "SELECT %s FROM binlog_fdw.get_table(%%s, NULL::ft.js, 100000) "
+                     "ORDER BY _binlog_seq, _binlog_image = 'after'" % cols, ('tsrc',))
+        q(conn, 'SELECT binlog_fdw.rollback(%s)', ('tsrc',))
+    finally:
+        q(conn, 'RESET client_min_messages')
+        q(conn, 'RESET binlog_fdw.verify_jsonb')
+    check(len(rows) == total, 'typed rows of js: %d, want %d' % (len(rows), total))
+    check(gt == rows, 'get_table rows differ from the peek: %s' % short(
+        [(a, b) for a, b in zip(gt, rows) if a != b][:2], 600))
+    notes = [x for x in conn.notices if 'binlog_fdw.verify_jsonb' in x]
+    verified = sum('verified' in x for x in notes)
+    left = sum('left to jsonb_in' in x for x in notes)
+    # each image's text: the inserted one, or after the update MariaDB's
+    # final one; those without \u escapes take the fast path (twice: peek
+    # and get_table)
+    texts = []
+    for rid in sorted(final):
+        texts.append(inserted[rid])
+        if rid in changed:
+            texts += [inserted[rid], final[rid][0]]
+    want_fast = 2 * sum('\\u' not in t for t in texts)
+    want_left = 2 * len(texts) - want_fast
+    check(verified == want_fast and left == want_left and want_left > 0,
+          'verify_jsonb: %d values verified (want %d), %d left to jsonb_in (want %d)' % (
+              verified, want_fast, left, want_left))
+    # the last image of each row equals MariaDB's values
+    last = {}
+    for rid, img, doc, vc, vl, amt in rows:
+        last[rid] = (doc, vc, vl, amt)
+    for rid, (mdoc, mvc, mvl, mamt) in sorted(final.items()):
+        want = (q1(conn, 'SELECT %s::jsonb::text', (mdoc,)), mvc, mvl,
+                q1(conn, 'SELECT %s::numeric(10,3)::text', (mamt,)) if mamt is not None else None)
+        check(last[rid] == want, 'row %d: typed %s, MariaDB %s' % (rid, short(last[rid], 300), short(want, 300)))
+    # numeric(p,s) made without numeric_in: the same stored digits,
+    # weight, sign and display scale as numeric_in's of its text
+    diff = q(conn, "SELECT id, amt::text FROM ft.js WHERE numeric_send(amt) "
+                   "IS DISTINCT FROM numeric_send(amt::text::numeric(10,3))")
+    check(not diff, 'numeric(10,3) not as numeric_in makes it: %s' % short(diff, 300))
+    # the first image of each row: the inserted document
+    for rid in sorted(final):
+        first = [r for r in rows if r[0] == rid][0]
+        want = q1(conn, 'SELECT %s::jsonb::text', (inserted[rid],))
+        check(first[2] == want, 'row %d: inserted document %s, want %s' % (rid, short(first[2]), short(want)))
+    log('jsonb: %d values verified byte for byte, %d left to jsonb_in' % (verified, left))
+
+
 def case_hostile(conn, m):
     # names with quotes, spaces, backticks, unicode: imported and read back
     tn = 'we"ird `tab` ä'
@@ -567,7 +698,7 @@ def main():
         print('not ok - typed/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     for name, fn in [('import', case_import), ('values', case_values), ('pushdown', case_pushdown),
-                     ('get-table', case_get_table), ('hostile-names', case_hostile),
+                     ('get-table', case_get_table), ('jsonb', case_jsonb), ('hostile-names', case_hostile),
                      ('stale', case_stale), ('partial-image', case_partial)]:
         t0 = time.monotonic()
         start = log_size()

@@ -847,3 +847,17 @@ $$;
 COMMENT ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) IS
   'set the column, mask, operation and row filter of a source table (or of every table of the source)';
 REVOKE ALL ON FUNCTION set_filter(text, text, text[], text[], jsonb, text[], text) FROM PUBLIC;
+
+-- Parallel apply (binlog_fdw.apply_workers > 1) of a continuous source:
+-- what its coordinator did since the source started.
+CREATE FUNCTION parallel_apply_stats(server text,
+    OUT workers integer,
+    OUT dispatched bigint,
+    OUT max_in_flight integer,
+    OUT key_waits bigint,
+    OUT barriers bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'binlog_fdw_parallel_apply_stats' LANGUAGE C STRICT;
+COMMENT ON FUNCTION parallel_apply_stats(text) IS
+  'parallel apply of a source: apply workers, transactions dispatched to them, most applying at once, dispatches that waited for a key, transactions applied serially as barriers';
+REVOKE ALL ON FUNCTION parallel_apply_stats(text) FROM PUBLIC;

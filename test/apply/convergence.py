@@ -268,7 +268,7 @@ class Conv:
         PG.execute('DROP SCHEMA IF EXISTS %s CASCADE' % self.db)
         PG.execute('DELETE FROM binlog_fdw.table_mapping WHERE server_name = %s', (self.server,))
         self.writer.create(initial_rows)
-        opts = {'continuous': 'true'} if self.mode == 'continuous' else {}
+        opts = {'continuous': 'true'} if self.mode in ('continuous', 'parallel') else {}
         create_source(PG, self.server, MDB.port, next(SERVER_IDS),
                       include='^%s\\.' % self.db, **opts)
 
@@ -382,12 +382,43 @@ class Conv:
                 % (w.txns, w.changes, w.ddl, len(w.errors), extra))
 
 
+def set_apply_workers(n):
+    """binlog_fdw.apply_workers of PostgreSQL conv (a reload; 1: serial)."""
+    if n == 1:
+        PG.execute('ALTER SYSTEM RESET binlog_fdw.apply_workers')
+    else:
+        PG.execute('ALTER SYSTEM SET binlog_fdw.apply_workers = %d' % n)
+    PG.execute('SELECT pg_reload_conf()')
+    wait_for(lambda: PG.query('SHOW binlog_fdw.apply_workers')[0][0] == str(n), 10,
+             'binlog_fdw.apply_workers to be %d' % n)
+
+
+PARALLEL_WORKERS = 4
+
+
+def parallel_stats(server):
+    r = PG.query('SELECT workers, dispatched, max_in_flight, key_waits, barriers '
+                 'FROM binlog_fdw.parallel_apply_stats(%s)', (server,))[0]
+    return dict(zip(('workers', 'dispatched', 'max_in_flight', 'key_waits', 'barriers'), r))
+
+
 def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=None):
     """
     The common course: setup, writes, snapshot at 15% of them, start,
     fault(conv) once fault_at of the writes are done, the rest, converge.
-    row_image: the writer's binlog_row_image (partial images).
+    row_image: the writer's binlog_row_image (partial images).  Mode
+    "parallel": continuous with binlog_fdw.apply_workers = 4.
     """
+    if mode == 'parallel':
+        set_apply_workers(PARALLEL_WORKERS)
+        try:
+            return run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image)
+        finally:
+            set_apply_workers(1)
+    return run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image)
+
+
+def run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image):
     c = Conv(name, mode, seed, row_image=row_image)
     try:
         c.setup()
@@ -404,7 +435,15 @@ def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=
         c.finish_writes()
         c.converge()
         log('%s: %s' % (name, c.summary()))
-        if mode == 'continuous':
+        if mode == 'parallel':
+            ps = parallel_stats(c.server)
+            log('%s: parallel apply %s' % (name, ps))
+            require(ps['dispatched'] > 0 and ps['workers'] == PARALLEL_WORKERS,
+                    'no transaction went to the %d apply workers: %s' % (PARALLEL_WORKERS, ps))
+            require(ps['barriers'] > 0, 'the ALTERs were not barriers: %s' % ps)
+            if not fault:
+                require(ps['max_in_flight'] >= 2, 'no two transactions applied at once: %s' % ps)
+        if mode in ('continuous', 'parallel'):
             # the status counters are this source's own (slots are reused)
             st = status(c.server)
             most = c.writer.txns + c.writer.ddl + len(c.writer.errors) + 1
@@ -474,6 +513,24 @@ def fault_repl_killed(c):
              'the worker to reconnect')
 
 
+def apply_worker_pids():
+    return [r[0] for r in PG.query("SELECT pid FROM pg_stat_activity "
+                                   "WHERE backend_type = 'binlog_fdw apply worker'")]
+
+
+def fault_apply_worker_sigkill(c):
+    """kill -9 of an apply worker of parallel apply (the cluster restarts)."""
+    pids = wait_for(apply_worker_pids, 30, 'apply workers')
+    applied = c.applied()
+    os.kill(pids[0], signal.SIGKILL)
+    log('%s: killed apply worker %d (-9) of %s with %d transactions applied, writer at %d'
+        % (c.name, pids[0], pids, applied, c.writer.txns))
+    time.sleep(1)
+    pg_up()
+    wait_for(lambda: status(c.server).get('state') == 'streaming', 60, 'the source to stream again')
+    wait_for(lambda: status(c.server).get('apply_pid'), 60, 'the apply worker to come back')
+
+
 FAULTS = [
     ('worker-sigkill', fault_worker_sigkill),
     ('pg-immediate', fault_pg_immediate),
@@ -481,15 +538,17 @@ FAULTS = [
     ('repl-killed', fault_repl_killed),
 ]
 
-for _mode in ('loop', 'continuous'):
+for _mode in ('loop', 'continuous', 'parallel'):
     case('converge/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-' + _m, _m, seed, 3 * TXNS, 120))
 for _mode in ('loop', 'continuous'):
     case('converge-minimal/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-minimal-' + _m, _m, seed, TXNS, 120,
                                         row_image='MINIMAL'))
-for _fname, _ffn in FAULTS:
-    for _mode in ('loop', 'continuous'):
+for _fname, _ffn in FAULTS + [('apply-worker-sigkill', fault_apply_worker_sigkill)]:
+    for _mode in ('loop', 'continuous', 'parallel'):
+        if _fname == 'apply-worker-sigkill' and _mode != 'parallel':
+            continue
         case('%s/%s' % (_fname, _mode))(
             lambda seed, _m=_mode, _n=_fname, _f=_ffn: run_conv('%s-%s' % (_n, _m), _m, seed,
                                                                  TXNS, 100, fault=_f))

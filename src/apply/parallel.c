@@ -56,6 +56,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -789,9 +790,14 @@ apply_one(blpg_slot *slot, par_worker *w)
 	/* the origin's progress is one session's at a time: set up at our turn */
 	if (!blpg_origin_tag(wsh->serverid))
 	{
-		/* no origin yet: create it first, at our turn */
+		/*
+		 * No origin yet: create it first, at our turn.  An earlier worker
+		 * may have created it meanwhile: see its commit (our catalog cache
+		 * remembers the name as missing).
+		 */
 		wait_turn(w);
 		ConditionVariableCancelSleep();
+		AcceptInvalidationMessages();
 		blpg_origin_begin(wsh->serverid);
 	}
 	blpg_apply_entries(ts, slot, w->start_off, w->first, w->last, fs->servername,

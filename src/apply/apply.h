@@ -7,7 +7,8 @@
  *	  the foreign tables of IMPORT FOREIGN SCHEMA (src/sql).
  *
  * Files: apply.c (the loop; apply(), skip_change()), target.c, ddl.c,
- * continuous.c (the continuous apply worker), mapping.c (map_table()),
+ * continuous.c (the continuous apply worker), parallel.c (its apply
+ * workers: parallel apply), mapping.c (map_table()),
  * temporal.c (history tables: map_history() and their writing),
  * conflict.c (the conflict log), stats.c (source_stats,
  * table_stats), verify.c (verify()), snapshot.c (snapshot(), sync_table()),

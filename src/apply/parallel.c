@@ -93,6 +93,7 @@ typedef struct par_worker
 	int64		commit_ts_us;
 	bool		aborted;		/* failed because another one did */
 	char		error[PAR_ERROR_LEN];
+	char		context[PAR_ERROR_LEN];	/* the error's (row, position) */
 } par_worker;
 
 typedef struct par_shared
@@ -335,7 +336,8 @@ reap(coord *c)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("parallel apply of source \"%s\" failed: %s", c->server_name,
 						pool->sh->w[failed].error),
-				 errdetail("What committed stays applied; the rest is applied again, serially first.")));
+				 errdetail("What committed stays applied; the rest is applied again, serially first."),
+				 pool->sh->w[failed].context[0] ? errcontext("%s", pool->sh->w[failed].context) : 0));
 }
 
 static HTAB *
@@ -593,6 +595,7 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		w->commit_ts_us = 0;
 		w->aborted = false;
 		w->error[0] = '\0';
+		w->context[0] = '\0';
 		w->state = PW_ASSIGNED;
 		SpinLockRelease(&pool->sh->mutex);
 		pool_broadcast();
@@ -928,6 +931,7 @@ blpg_parallel_worker_main(Datum main_arg)
 			AbortCurrentTransaction();
 			SpinLockAcquire(&wsh->mutex);
 			strlcpy(w->error, edata->message, PAR_ERROR_LEN);
+			strlcpy(w->context, edata->context ? edata->context : "", PAR_ERROR_LEN);
 			w->state = PW_FAILED;
 			SpinLockRelease(&wsh->mutex);
 			if (!w->aborted)

@@ -943,7 +943,7 @@ def apply_error(mode, seed):
         require(PG.query('SELECT 1 FROM %s.t_int WHERE id = %%s' % c.db, (k_int,)) and
                 PG.query('SELECT 1 FROM %s.t_str WHERE id = %%s AND v_l1 = %%s' % c.db, (k_str, POISON)),
                 'the poison transaction was not applied after the fix')
-        if mode == 'continuous':
+        if mode in ('continuous', 'parallel'):
             # the error stays shown, with the time the worker recovered
             st = status(c.server)
             require(st.get('apply_error_cleared') is not None,
@@ -956,6 +956,17 @@ def apply_error(mode, seed):
 
 case('apply-error/loop')(lambda seed: apply_error('loop', seed))
 case('apply-error/continuous')(lambda seed: apply_error('continuous', seed))
+
+
+def apply_error_parallel(seed):
+    set_apply_workers(PARALLEL_WORKERS)
+    try:
+        apply_error('parallel', seed)
+    finally:
+        set_apply_workers(1)
+
+
+case('apply-error/parallel')(apply_error_parallel)
 
 
 # ---------------------------------------------------------------------------

@@ -69,6 +69,8 @@ int			blpg_apply_workers = 1;
 #define PAR_MAX_WORKERS 64
 #define PAR_ERROR_LEN 2048
 #define PAR_CHUNK 20000			/* changes of one transaction taken at once */
+#define PAR_GROUP 32			/* consecutive transactions one worker takes */
+#define PAR_GROUP_KEYS 10000	/* ... while their keys are fewer */
 
 typedef enum par_state
 {
@@ -84,7 +86,7 @@ typedef struct par_worker
 	par_state	state;
 	pid_t		pid;
 	uint64		tick;
-	uint64		batch_id;
+	int			ntxns;			/* source transactions first..last holds */
 	uint64		first;
 	uint64		last;
 	uint64		start_off;
@@ -125,8 +127,9 @@ typedef struct par_pool
 typedef struct inflight
 {
 	uint64		tick;
-	uint64		batch_id;
 	int			worker;
+	int			nbatches;		/* its source transactions, in order */
+	uint64		batch_ids[PAR_GROUP];
 } inflight;
 
 typedef struct key_entry
@@ -314,8 +317,9 @@ reap(coord *c)
 	{
 		par_worker *w = &pool->sh->w[c->fl[0].worker];
 
-		blpg_consume_applied_elsewhere(c->slot, c->fl[0].batch_id);
-		c->res->transactions++;
+		for (int b = 0; b < c->fl[0].nbatches; b++)
+			blpg_consume_applied_elsewhere(c->slot, c->fl[0].batch_ids[b]);
+		c->res->transactions += c->fl[0].nbatches;
 		c->res->rows += w->rows;
 		if (w->commit_ts_us)
 			c->commit_ts_us = w->commit_ts_us;
@@ -505,6 +509,8 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		uint64		wait_for = 0;
 		int			wi;
 		par_worker *w;
+		inflight   *fl;
+		int			group_keys;
 
 		reap(c);
 		if (c->res->rows >= max_changes || GetCurrentTimestamp() >= deadline)
@@ -573,6 +579,11 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		if (c->keys == NULL)
 			c->keys = keys_create();
 		c->next_tick++;
+		fl = &c->fl[c->nfl];
+		fl->tick = c->next_tick;
+		fl->worker = wi;
+		fl->nbatches = 1;
+		fl->batch_ids[0] = batch_id;
 		for (int i = 0; i < nkeys; i++)
 		{
 			key_entry  *ke = hash_search(c->keys, &keys[i], HASH_ENTER, NULL);
@@ -580,13 +591,65 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 			ke->tick = c->next_tick;
 		}
 		pfree(keys);
+
+		/*
+		 * A backlog: the transactions that follow go to the same worker, in
+		 * the same PostgreSQL transaction (one commit, one position), while
+		 * they are ready, not barriers, and their keys meet none that
+		 * another worker applies (keys they share with each other are
+		 * applied in order by the one worker).
+		 */
+		group_keys = nkeys;
+		while (fl->nbatches < PAR_GROUP && group_keys < PAR_GROUP_KEYS)
+		{
+			uint64		f2,
+						l2,
+						b2,
+						o2;
+			uint64		committed;
+			bool		meets = false;
+
+			if (!blpg_consume_take(c->slot, PAR_CHUNK, true, NULL, &f2, &l2, &b2, &o2))
+				break;
+			if (f2 != last + 1 || !write_set(c, ts, o2, f2, l2, &keys, &nkeys))
+			{
+				/* comes again with the next take */
+				blpg_consume_trim(c->slot, b2, f2 - 1);
+				break;
+			}
+			SpinLockAcquire(&pool->sh->mutex);
+			committed = pool->sh->committed_tick;
+			SpinLockRelease(&pool->sh->mutex);
+			for (int i = 0; i < nkeys && !meets; i++)
+			{
+				key_entry  *ke = hash_search(c->keys, &keys[i], HASH_FIND, NULL);
+
+				meets = ke != NULL && ke->tick > committed && ke->tick != c->next_tick;
+			}
+			if (meets)
+			{
+				pfree(keys);
+				blpg_consume_trim(c->slot, b2, f2 - 1);
+				break;
+			}
+			for (int i = 0; i < nkeys; i++)
+			{
+				key_entry  *ke = hash_search(c->keys, &keys[i], HASH_ENTER, NULL);
+
+				ke->tick = c->next_tick;
+			}
+			pfree(keys);
+			group_keys += nkeys;
+			fl->batch_ids[fl->nbatches++] = b2;
+			last = l2;
+		}
 		LWLockAcquire(&c->slot->lock, LW_SHARED);
 		generation = c->slot->generation;
 		LWLockRelease(&c->slot->lock);
 		w = &pool->sh->w[wi];
 		SpinLockAcquire(&pool->sh->mutex);
 		w->tick = c->next_tick;
-		w->batch_id = batch_id;
+		w->ntxns = fl->nbatches;
 		w->first = first;
 		w->last = last;
 		w->start_off = start_off;
@@ -599,12 +662,9 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		w->state = PW_ASSIGNED;
 		SpinLockRelease(&pool->sh->mutex);
 		pool_broadcast();
-		c->fl[c->nfl].tick = c->next_tick;
-		c->fl[c->nfl].batch_id = batch_id;
-		c->fl[c->nfl].worker = wi;
 		c->nfl++;
 		LWLockAcquire(&c->slot->lock, LW_EXCLUSIVE);
-		c->slot->par_dispatched++;
+		c->slot->par_dispatched += fl->nbatches;
 		if (c->nfl > c->slot->par_max_in_flight)
 			c->slot->par_max_in_flight = c->nfl;
 		LWLockRelease(&c->slot->lock);
@@ -805,9 +865,9 @@ apply_one(blpg_slot *slot, par_worker *w)
 	}
 	blpg_apply_entries(ts, slot, w->start_off, w->first, w->last, fs->servername,
 					   &in_txn, &res, &commit_ts_us, &stop_before);
-	if (in_txn || stop_before != 0 || res.transactions != 1)
-		elog(ERROR, "binlog_fdw: apply worker got changes %llu..%llu that are not one transaction",
-			 (unsigned long long) w->first, (unsigned long long) w->last);
+	if (in_txn || stop_before != 0 || res.transactions != w->ntxns)
+		elog(ERROR, "binlog_fdw: apply worker got changes %llu..%llu that are not %d whole transactions",
+			 (unsigned long long) w->first, (unsigned long long) w->last, w->ntxns);
 	blpg_targets_flush(ts);
 
 	/* in binlog order from here: the position, the statistics, commit */

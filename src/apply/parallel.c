@@ -14,7 +14,10 @@
  * key does not cover its writes (a keyless target, other unique indexes,
  * triggers, history tables, loads), or a transaction larger than the ring
  * is a barrier: the coordinator waits for all that applies, ends its round
- * and the continuous worker applies it serially (blpg_apply_run).
+ * and the continuous worker applies it serially (blpg_apply_run).  With a
+ * backlog, the ready transactions that follow one and meet no key another
+ * worker applies go to the same worker (PAR_GROUP at most): it applies them
+ * in order in one PostgreSQL transaction, with one position at its end.
  *
  * Ordering: the transactions get consecutive tick numbers as they are
  * dispatched.  A worker applies its rows, then waits until the shared

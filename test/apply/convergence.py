@@ -65,7 +65,8 @@ Cases (one "ok - apply-convergence/NAME" line each):
                       streaming (table, start position, the fixes FULL
                       metadata or a snapshot); a source starting before
                       CREATE DATABASE creates the tables and converges
-  converge/parallel, FAULT/parallel, apply-worker-sigkill/parallel
+  converge/parallel, converge-minimal/parallel, FAULT/parallel,
+  apply-error/parallel, apply-worker-sigkill/parallel
                       the same in continuous mode with binlog_fdw.apply_workers
                       = 4 (parallel apply): it converges, transactions were
                       applied at once (binlog_fdw.parallel_apply_stats), the
@@ -551,7 +552,7 @@ FAULTS = [
 for _mode in ('loop', 'continuous', 'parallel'):
     case('converge/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-' + _m, _m, seed, 3 * TXNS, 120))
-for _mode in ('loop', 'continuous'):
+for _mode in ('loop', 'continuous', 'parallel'):
     case('converge-minimal/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-minimal-' + _m, _m, seed, TXNS, 120,
                                         row_image='MINIMAL'))

@@ -101,12 +101,14 @@ extern PGDLLEXPORT void blpg_parallel_worker_main(Datum main_arg);
 
 /*
  * Parallel apply: the key of a row of target tg in a write set (hash of the
- * target and its key columns' values in row); false if it cannot have one
+ * target and its key columns' values in row, those it lacks taken from
+ * unchanged if not NULL: an update's before image); false if it cannot have one
  * (no key, or the key is not in the image) or the target is written in a
  * way keys do not cover (other unique indexes, triggers, history, loads,
  * partitions): a transaction with such a row is applied serially.
  */
-extern bool blpg_target_write_key(blpg_target *tg, const bl_row *row, uint64 *key);
+extern bool blpg_target_write_key(blpg_target *tg, const bl_row *row,
+								  const bl_row *unchanged, uint64 *key);
 
 /* verify() (verify.c): apply() stops before a transaction at or after this */
 extern char blpg_apply_stop_file[BLPG_FILE_LEN];

@@ -444,13 +444,14 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 						}
 						if (e->op != BL_OP_INSERT)
 						{
-							if (!blpg_target_write_key(tg, &before, &k))
+							if (!blpg_target_write_key(tg, &before, NULL, &k))
 								return false;
 							keys[nkeys++] = k;
 						}
 						if (e->op != BL_OP_DELETE)
 						{
-							if (!blpg_target_write_key(tg, &after, &k))
+							if (!blpg_target_write_key(tg, &after,
+													   e->op == BL_OP_UPDATE ? &before : NULL, &k))
 								return false;
 							keys[nkeys++] = k;
 						}

@@ -2163,14 +2163,17 @@ write_keys_cover(blpg_target *tg)
 }
 
 /*
- * The write-set key of row (an image of a row of tg): a 64-bit hash of the
+ * The write-set key of row (an image of a row of tg; unchanged: for an
+ * update's after image, its before image, whose values the columns the
+ * after image lacks kept): a 64-bit hash of the
  * target and the key's values as JSON text, with ASCII letters folded to
  * lower case and spaces left out, so that values MySQL's case-insensitive
  * or PAD SPACE collations take as the same key hash alike (two keys
  * hashing alike only make their transactions wait for each other).
  */
 bool
-blpg_target_write_key(blpg_target *tg, const bl_row *row, uint64 *key)
+blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchanged,
+					  uint64 *key)
 {
 	bl_buf		b;
 	bl_error	err;
@@ -2190,6 +2193,10 @@ blpg_target_write_key(blpg_target *tg, const bl_row *row, uint64 *key)
 	{
 		int			c = tg->wk_src[k];
 		const bl_value *v = &row->values[c];
+
+		/* an update's after image without the column: it kept its value */
+		if (v->kind == BL_VAL_ABSENT && unchanged != NULL)
+			v = &unchanged->values[c];
 
 		if (v->kind == BL_VAL_ABSENT || v->kind == BL_VAL_JSON_DIFF)
 		{

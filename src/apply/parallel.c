@@ -235,7 +235,8 @@ pool_start(blpg_slot *slot, int n)
 	if (started < 2)
 	{
 		ereport(LOG,
-				(errmsg("source \"%s\": could not start %d apply workers, applying serially",
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("source \"%s\": could not start %d apply workers, applying serially",
 						slot->server_name, n),
 				 errhint("Raise max_worker_processes, or lower binlog_fdw.apply_workers.")));
 		blpg_parallel_shutdown();

@@ -679,3 +679,17 @@ SELECT p.server, p.tables, p.tables_complete, p.rows_copied, p.rows_estimated,
             THEN now() + make_interval(secs => greatest(p.rows_estimated - p.rows_copied, 0) / l.rows_per_second)
        END AS eta
   FROM per_server p LEFT JOIN live l USING (server);
+
+-- Parallel apply (binlog_fdw.apply_workers > 1) of a continuous source:
+-- what its coordinator did since the source started.
+CREATE FUNCTION parallel_apply_stats(server text,
+    OUT workers integer,
+    OUT dispatched bigint,
+    OUT max_in_flight integer,
+    OUT key_waits bigint,
+    OUT barriers bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'binlog_fdw_parallel_apply_stats' LANGUAGE C STRICT;
+COMMENT ON FUNCTION parallel_apply_stats(text) IS
+  'parallel apply of a source: apply workers, transactions dispatched to them, most applying at once, dispatches that waited for a key, transactions applied serially as barriers';
+REVOKE ALL ON FUNCTION parallel_apply_stats(text) FROM PUBLIC;

@@ -62,6 +62,16 @@ define_session_gucs(void)
 							 SYNCHRONOUS_COMMIT_OFF, blpg_synchronous_commit_options,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.apply_workers",
+							"Apply workers of a continuous source: transactions applied in parallel.",
+							"1 applies serially in the continuous worker. More: the continuous worker "
+							"hands transactions whose primary keys do not overlap to this many apply "
+							"workers, each committing one source transaction with its position, in "
+							"binlog order; DDL and keyless tables are applied serially.",
+							&blpg_apply_workers,
+							1, 1, 64,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.retention_check_interval",
 							"Seconds between a source worker's checks of the source's binlog retention.",
 							"The worker lists the source's binlog files over a second connection and compares "

@@ -43,7 +43,12 @@ import benchlib as B  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_TOOLS = ['fdw-apply', 'fdw-continuous', 'pg-logical', 'mariadb-replica', 'pg-copy']
+# parallel apply (not run by default): --tools fdw-continuous,fdw-parallel,mariadb-replica-parallel
+PARALLEL = 4
+EXTRA_TOOLS = ['fdw-parallel', 'mariadb-replica-parallel']
 LABELS = {
+    'fdw-parallel': 'binlog_fdw continuous mode, apply_workers = %d' % PARALLEL,
+    'mariadb-replica-parallel': 'MariaDB replica, slave_parallel_threads = %d (optimistic)' % PARALLEL,
     'fdw-apply': 'binlog_fdw apply() loop',
     'fdw-continuous': 'binlog_fdw continuous mode',
     'pg-logical': 'PostgreSQL native logical replication',
@@ -51,6 +56,8 @@ LABELS = {
     'pg-copy': 'COPY of the 1M inserted rows (reference)',
 }
 SHORT = {
+    'fdw-parallel': 'binlog_fdw\n%d apply workers' % PARALLEL,
+    'mariadb-replica-parallel': 'MariaDB replica\n%d parallel threads' % PARALLEL,
     'fdw-apply': 'binlog_fdw\napply() loop',
     'fdw-continuous': 'binlog_fdw\ncontinuous',
     'pg-logical': 'PostgreSQL\nlogical replication',
@@ -136,7 +143,7 @@ class Bench:
         conn.close()
         return out
 
-    def fdw_continuous(self, profile=None):
+    def fdw_continuous(self, profile=None, parallel=False):
         a = self.a
         conn = self.fdw_conn()
         self.fdw_reset(conn)
@@ -188,6 +195,10 @@ class Bench:
         if st.get('error'):
             out['error'] = st['error']
         self.check(out, conn, 'bench.' + a.table_name)
+        if parallel:
+            r = B.q(conn, "SELECT dispatched, max_in_flight, key_waits, barriers "
+                          "FROM binlog_fdw.parallel_apply_stats('srcc')")
+            out['parallel'] = dict(zip(['dispatched', 'max_in_flight', 'key_waits', 'barriers'], r[0]))
         B.q(conn, "SELECT binlog_fdw.stop('srcc')")
         conn.close()
         return out
@@ -263,11 +274,30 @@ class Bench:
         sub.close()
         return out
 
-    def mariadb_replica(self):
+    def fdw_parallel(self):
+        """fdw-continuous with binlog_fdw.apply_workers = PARALLEL."""
+        conn = self.fdw_conn()
+        B.q(conn, 'ALTER SYSTEM SET binlog_fdw.apply_workers = %d' % PARALLEL)
+        B.q(conn, 'SELECT pg_reload_conf()')
+        time.sleep(0.5)
+        try:
+            return self.fdw_continuous(parallel=True)
+        finally:
+            B.q(conn, 'ALTER SYSTEM RESET binlog_fdw.apply_workers')
+            B.q(conn, 'SELECT pg_reload_conf()')
+            conn.close()
+
+    def mariadb_replica_parallel(self):
+        """mariadb-replica with slave_parallel_threads = PARALLEL, optimistic mode."""
+        return self.mariadb_replica(threads=PARALLEL)
+
+    def mariadb_replica(self, threads=0):
         a = self.a
         c = B.mdb('brepl', dict_cursor=True)
         B.mx(c, 'STOP SLAVE')
         B.mx(c, 'RESET SLAVE ALL')
+        B.mx(c, 'SET GLOBAL slave_parallel_threads = %d' % threads)
+        B.mx(c, "SET GLOBAL slave_parallel_mode = '%s'" % ('optimistic' if threads else 'conservative'))
         B.mx(c, 'SET sql_log_bin = 0')
         B.mx(c, 'DROP DATABASE IF EXISTS bench')
         B.mx(c, "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', "
@@ -315,6 +345,8 @@ class Bench:
     def run(self, tool, rnd):
         try:
             r = {'fdw-apply': self.fdw_apply, 'fdw-continuous': self.fdw_continuous,
+                 'fdw-parallel': self.fdw_parallel,
+                 'mariadb-replica-parallel': self.mariadb_replica_parallel,
                  'pg-logical': self.pg_logical, 'mariadb-replica': self.mariadb_replica,
                  'pg-copy': self.pg_copy}[tool]()
         except Exception as e:  # noqa: BLE001 -- a failed tool is reported, the others go on

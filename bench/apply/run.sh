@@ -24,7 +24,9 @@
 #
 # options:
 #   --runs N        timed runs per tool (default 3)
-#   --tools LIST    subset of fdw-apply,fdw-continuous,pg-logical,mariadb-replica,pg-copy
+#   --tools LIST    subset of fdw-apply,fdw-continuous,pg-logical,mariadb-replica,pg-copy,
+#                   and (not by default) fdw-parallel (continuous, apply_workers = 4),
+#                   mariadb-replica-parallel (slave_parallel_threads = 4, optimistic)
 #   --phases LIST   subset of throughput,latency,memory (default all)
 #   --rate R, --lat-seconds S, --mem-sizes LIST   latency and memory settings
 #   --small         a 100x smaller workload and small memory sizes (smoke test;
@@ -138,7 +140,7 @@ source_start
 read -r END_FILE END_POS < <(source_end)
 LAST_COMMIT=$(source_last_commit)
 log "source: port $BENCH_SRC_PORT, binlog ends at $END_FILE:$END_POS, the workload's last transaction at $LAST_COMMIT"
-if has "$PHASES" throughput && has "$TOOLS" mariadb-replica; then replica_start; fi
+if has "$PHASES" throughput && { has "$TOOLS" mariadb-replica || has "$TOOLS" mariadb-replica-parallel; }; then replica_start; fi
 if has "$PHASES" latency || has "$PHASES" memory; then
 	# a fresh source for the latency and memory tests (their writes must not
 	# extend the backlog's binlog)

@@ -56,8 +56,8 @@ at_stop(const blpg_entry_view *v)
 						  blpg_apply_stop_file, blpg_apply_stop_pos) >= 0;
 }
 
-static void
-apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
+void
+blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 first,
 			  uint64 last, const char *server_name, bool *in_txn,
 			  blpg_apply_result *res, int64 *commit_ts_us, uint64 *stop_before)
 {
@@ -233,7 +233,7 @@ apply_run(blpg_slot *slot, ForeignServer *server, int64 max_changes, int64 max_m
 		/* what this transaction writes carries the source's origin */
 		blpg_origin_begin(server->serverid);
 		stop_before = 0;
-		apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
+		blpg_apply_entries(ts, slot, start_off, first, last, server->servername, &in_txn, res,
 					  &commit_ts_us, &stop_before);
 		if (stop_before)
 		{

@@ -7,7 +7,8 @@
  *	  the foreign tables of IMPORT FOREIGN SCHEMA (src/sql).
  *
  * Files: apply.c (the loop; apply(), skip_change()), target.c, ddl.c,
- * continuous.c (the continuous apply worker), mapping.c (map_table()),
+ * continuous.c (the continuous apply worker), parallel.c (its apply
+ * workers: parallel apply), mapping.c (map_table()),
  * temporal.c (history tables: map_history() and their writing),
  * conflict.c (the conflict log), stats.c (source_stats,
  * table_stats), verify.c (verify()), snapshot.c (snapshot(), sync_table()),
@@ -41,6 +42,12 @@
 
 /* ---- the apply loop (apply.c) ---- */
 
+/* A target table (target.c) */
+typedef struct blpg_target blpg_target;
+
+/* Per apply call: caches of targets by source table version. */
+typedef struct blpg_targets blpg_targets;
+
 typedef struct blpg_apply_result
 {
 	int64		transactions;
@@ -61,16 +68,55 @@ extern void blpg_apply_run(const char *server_name, int64 max_changes,
 						   int64 max_ms, int64 wait_ms,
 						   blpg_apply_result *result);
 
+/*
+ * Apply the changes first..last of a batch this backend holds (or, for an
+ * apply worker of parallel apply, its coordinator holds), reading its
+ * entries in place in the ring from start_off; *in_txn tracks BEGIN/COMMIT,
+ * *stop_before gets the sequence of a DDL that must begin a call instead.
+ */
+extern void blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off,
+							   uint64 first, uint64 last, const char *server_name,
+							   bool *in_txn, blpg_apply_result *res,
+							   int64 *commit_ts_us, uint64 *stop_before);
+
+/* ---- parallel apply (parallel.c) ---- */
+
+/* binlog_fdw.apply_workers: 1 applies serially (the continuous worker alone) */
+extern int	blpg_apply_workers;
+
+/*
+ * One round of the continuous worker with apply workers: as blpg_apply_run,
+ * but each source transaction is applied and committed by an apply worker
+ * in its own transaction, in binlog order.  *barrier: it stopped before a
+ * transaction that must be applied serially (blpg_apply_run, one
+ * transaction), the next change.  false: no apply worker could be started
+ * (nothing was done).
+ */
+extern bool blpg_parallel_apply_run(const char *server_name, int64 max_changes,
+									int64 max_ms, int64 wait_ms,
+									blpg_apply_result *res, bool *barrier);
+/* Stop the apply workers of this backend (a pool of another size next). */
+extern void blpg_parallel_shutdown(void);
+extern PGDLLEXPORT void blpg_parallel_worker_main(Datum main_arg);
+
+/*
+ * Parallel apply: the key of a row of target tg in a write set (hash of the
+ * target and its key columns' values in row, those it lacks taken from
+ * unchanged if not NULL: an update's before image); false if it cannot have one
+ * (no key, or the key is not in the image) or the target is written in a
+ * way keys do not cover (other unique indexes, triggers, history, loads,
+ * partitions): a transaction with such a row is applied serially.
+ */
+extern bool blpg_target_write_key(blpg_target *tg, const bl_row *row,
+								  const bl_row *unchanged, uint64 *key);
+
 /* verify() (verify.c): apply() stops before a transaction at or after this */
 extern char blpg_apply_stop_file[BLPG_FILE_LEN];
 extern uint64 blpg_apply_stop_pos;
 
 /* ---- targets (target.c) ---- */
 
-typedef struct blpg_target blpg_target;
-
-/* Per apply call: caches of targets by source table version. */
-typedef struct blpg_targets blpg_targets;
+/* (blpg_target, blpg_targets: declared with the apply loop above) */
 
 extern blpg_targets *blpg_targets_create(const char *server_name,
 										 const blpg_apply_options *opts);
@@ -257,6 +303,8 @@ extern int	blpg_position_cmp(const char *file_a, uint64 pos_a,
  * time (us since 1970).
  */
 extern void blpg_origin_begin(Oid serverid);
+/* Parallel apply: the origin on writes only; blpg_origin_begin at commit */
+extern bool blpg_origin_tag(Oid serverid);
 extern void blpg_origin_progress(Oid serverid, const blpg_position *pos,
 								 int64 commit_ts_us);
 extern XLogRecPtr blpg_origin_lsn(const char *file, uint64 pos);

@@ -103,6 +103,7 @@ blpg_apply_worker_main(Datum main_arg)
 	bool		mine;
 	char		server[NAMEDATALEN];
 	MemoryContext cxt;
+	volatile bool serial_next = false;
 
 	pqsignal(SIGTERM, apply_handle_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -145,6 +146,8 @@ blpg_apply_worker_main(Datum main_arg)
 	{
 		blpg_apply_result res;
 		volatile bool failed = false;
+		/* binlog_fdw.apply_workers > 1: parallel, but a barrier or a retry serially */
+		bool		parallel = blpg_apply_workers > 1 && !serial_next;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -167,7 +170,26 @@ blpg_apply_worker_main(Datum main_arg)
 				proc_exit(0);	/* dropped: its stop is on the way */
 			strlcpy(server, fs->servername, sizeof(server));
 			/* up to 10000 rows or 1 s; wait up to 1 s for changes */
-			blpg_apply_run(server, 10000, 1000, 1000, &res);
+			if (parallel)
+			{
+				bool		barrier = false;
+
+				if (blpg_parallel_apply_run(server, 10000, 1000, 1000, &res, &barrier))
+					serial_next = barrier;
+				else
+					blpg_apply_run(server, 10000, 1000, 1000, &res);
+			}
+			else if (serial_next)
+			{
+				/* the barrier, or the change that failed: one transaction */
+				blpg_apply_run(server, 1, 1000, 0, &res);
+				serial_next = false;
+			}
+			else
+			{
+				blpg_parallel_shutdown();
+				blpg_apply_run(server, 10000, 1000, 1000, &res);
+			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
@@ -193,6 +215,8 @@ blpg_apply_worker_main(Datum main_arg)
 					 edata->context ? errcontext("%s", edata->context) : 0));
 			FreeErrorData(edata);
 			failed = true;
+			/* the retry is serial: it reports and handles the failing change */
+			serial_next = blpg_apply_workers > 1;
 		}
 		PG_END_TRY();
 		pgstat_report_activity(STATE_IDLE, NULL);

@@ -28,6 +28,7 @@
 #include "replication/origin.h"
 
 static bool origin_in_xact = false;		/* set up by us, until xact end */
+static bool origin_tag_only = false;	/* writes tagged, progress not set up */
 static Oid	origin_server = InvalidOid; /* whose origin is set up */
 static bool callback_registered = false;
 
@@ -44,7 +45,9 @@ origin_xact_callback(XactEvent event, void *arg)
 			{
 				origin_in_xact = false;
 				origin_server = InvalidOid;
-				replorigin_session_reset();
+				if (!origin_tag_only)
+					replorigin_session_reset();
+				origin_tag_only = false;
 				replorigin_session_origin = InvalidRepOriginId;
 				replorigin_session_origin_lsn = InvalidXLogRecPtr;
 				replorigin_session_origin_timestamp = 0;
@@ -67,6 +70,13 @@ blpg_origin_begin(Oid serverid)
 	char		name[64];
 	RepOriginId id;
 
+	if (origin_tag_only && origin_in_xact && origin_server == serverid)
+	{
+		/* tagged by blpg_origin_tag: now the progress too */
+		replorigin_session_setup(replorigin_session_origin);
+		origin_tag_only = false;
+		return;
+	}
 	if (replorigin_session_origin != InvalidRepOriginId)
 		return;					/* ours already, or the session's own */
 	blpg_origin_name(MyDatabaseId, serverid, name, sizeof(name));
@@ -86,6 +96,38 @@ blpg_origin_begin(Oid serverid)
 		callback_registered = true;
 	}
 	origin_in_xact = true;
+}
+
+/*
+ * Parallel apply: mark what the current transaction writes with the origin
+ * of serverid, without setting up the session's origin progress, which one
+ * session at a time may hold (PostgreSQL 15): blpg_origin_begin() does that
+ * at the worker's turn to commit.  false if the origin does not exist yet
+ * (the caller waits for its turn and calls blpg_origin_begin(), which
+ * creates it).
+ */
+bool
+blpg_origin_tag(Oid serverid)
+{
+	char		name[64];
+	RepOriginId id;
+
+	if (replorigin_session_origin != InvalidRepOriginId)
+		return true;			/* ours already, or the session's own */
+	blpg_origin_name(MyDatabaseId, serverid, name, sizeof(name));
+	id = replorigin_by_name(name, true);
+	if (id == InvalidRepOriginId)
+		return false;
+	replorigin_session_origin = id;
+	origin_server = serverid;
+	if (!callback_registered)
+	{
+		RegisterXactCallback(origin_xact_callback, NULL);
+		callback_registered = true;
+	}
+	origin_in_xact = true;
+	origin_tag_only = true;
+	return true;
 }
 
 /*

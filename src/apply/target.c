@@ -181,6 +181,9 @@ struct blpg_target
 	ExprState  *rowfilter;		/* NULL: every row */
 	Bitmapset  *rowfilter_attrs;	/* the target columns it reads */
 	TupleTableSlot *filterslot;
+	int			wk_state;		/* parallel apply: 0 not known yet, 1 keys
+								 * cover its writes, -1 they do not */
+	int		   *wk_src;			/* MySQL column of each key column */
 };
 
 #define MULTI_INSERT_ROWS	1000
@@ -2226,4 +2229,124 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
 	ResetPerTupleExprContext(tg->estate);
 	CommandCounterIncrement();
 	error_context_stack = cb.previous;
+}
+
+/*
+ * Do the key's values cover what applying a row of tg writes, so that two
+ * transactions whose rows have different keys never touch the same target
+ * row or index entry?  Only for a plain table whose key index is its only
+ * unique index (and no exclusion constraint), with every key column taken
+ * from a MySQL column, no trigger (it may write elsewhere), no history
+ * table and no chunked load under way.
+ */
+static bool
+write_keys_cover(blpg_target *tg)
+{
+	List	   *indexes;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (!OidIsValid(tg->key_index) || tg->partitioned || tg->history != NULL ||
+		tg->nchunks > 0 || tg->load_pending || tg->rel->trigdesc != NULL)
+		return false;
+	indexes = RelationGetIndexList(tg->rel);
+	foreach(lc, indexes)
+	{
+		Oid			ix = lfirst_oid(lc);
+		HeapTuple	tup;
+		Form_pg_index form;
+
+		if (ix == tg->key_index)
+			continue;
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(ix));
+		if (!HeapTupleIsValid(tup))
+		{
+			ok = false;
+			break;
+		}
+		form = (Form_pg_index) GETSTRUCT(tup);
+		if (form->indisunique || form->indisexclusion)
+			ok = false;
+		ReleaseSysCache(tup);
+		if (!ok)
+			break;
+	}
+	list_free(indexes);
+	if (!ok)
+		return false;
+	tg->wk_src = MemoryContextAlloc(GetMemoryChunkContext(tg), sizeof(int) * tg->nkey);
+	for (int k = 0; k < tg->nkey; k++)
+	{
+		tg->wk_src[k] = -1;
+		for (int c = 0; c < tg->nconv; c++)
+			if (tg->conv[c].attnum == tg->key_attnums[k])
+				tg->wk_src[k] = tg->conv[c].src;
+		if (tg->wk_src[k] < 0 || tg->wk_src[k] >= (int) tg->table->ncols)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The write-set key of row (an image of a row of tg; unchanged: for an
+ * update's after image, its before image, whose values the columns the
+ * after image lacks kept): a 64-bit hash of the
+ * target and the key's values as JSON text, with ASCII letters folded to
+ * lower case and spaces left out, so that values MySQL's case-insensitive
+ * or PAD SPACE collations take as the same key hash alike (two keys
+ * hashing alike only make their transactions wait for each other).
+ */
+bool
+blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchanged,
+					  uint64 *key)
+{
+	bl_buf		b;
+	bl_error	err;
+	uint64		h = 14695981039346656037ULL;	/* FNV-1a */
+	Oid			relid;
+
+	if (tg->wk_state == 0)
+		tg->wk_state = write_keys_cover(tg) ? 1 : -1;
+	if (tg->wk_state < 0)
+		return false;
+	relid = RelationGetRelid(tg->rel);
+	for (size_t i = 0; i < sizeof(relid); i++)
+		h = (h ^ ((const unsigned char *) &relid)[i]) * 1099511628211ULL;
+	memset(&err, 0, sizeof(err));
+	bl_buf_init(&b);
+	for (int k = 0; k < tg->nkey; k++)
+	{
+		int			c = tg->wk_src[k];
+		const bl_value *v = &row->values[c];
+
+		/* an update's after image without the column: it kept its value */
+		if (v->kind == BL_VAL_ABSENT && unchanged != NULL)
+			v = &unchanged->values[c];
+
+		if (v->kind == BL_VAL_ABSENT || v->kind == BL_VAL_JSON_DIFF)
+		{
+			bl_buf_free(&b);
+			return false;
+		}
+		b.len = 0;
+		if (bl_value_to_json(&tg->table->cols[c], v, NULL, &b, &err) != 0)
+		{
+			bl_buf_free(&b);
+			return false;
+		}
+		for (size_t i = 0; i < b.len; i++)
+		{
+			unsigned char ch = (unsigned char) b.data[i];
+
+			if (ch == ' ')
+				continue;
+			if (ch >= 'A' && ch <= 'Z')
+				ch = ch - 'A' + 'a';
+			h = (h ^ ch) * 1099511628211ULL;
+		}
+		h = (h ^ 0xff) * 1099511628211ULL;	/* column separator */
+	}
+	bl_buf_free(&b);
+	*key = h;
+	return true;
 }

@@ -527,6 +527,37 @@ blpg_consume_release_now(blpg_slot *slot, uint64 batch_id)
 	ConditionVariableBroadcast(&slot->space_cv);
 }
 
+/*
+ * A batch of ours that an apply worker of parallel apply applied: its
+ * position is durable (the worker's transaction committed it), so its ring
+ * space is released at once and the slot shows the position as acked.
+ * Batches come back in the order they were taken: it is the oldest.
+ */
+void
+blpg_consume_applied_elsewhere(blpg_slot *slot, uint64 batch_id)
+{
+	int			i;
+	blpg_position pos;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	i = find_batch(slot, batch_id);
+	if (i >= 0)
+	{
+		if (blpg_ring_position_after(slot, slot->batches[i].last_seq, &pos))
+		{
+			blpg_position_to_slot(&pos, &slot->acked);
+			if (pos.gtid_state)
+				pfree(pos.gtid_state);
+		}
+		blpg_ring_release(slot, slot->batches[i].last_seq);
+		memmove(&slot->batches[i], &slot->batches[i + 1],
+				sizeof(blpg_batch) * (slot->nbatches - i - 1));
+		slot->nbatches--;
+	}
+	LWLockRelease(&slot->lock);
+	ConditionVariableBroadcast(&slot->space_cv);
+}
+
 /* Acknowledge a batch of ours in the current transaction (as ack()). */
 void
 blpg_consume_ack(blpg_slot *slot, Oid serverid, const char *server_name,

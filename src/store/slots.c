@@ -193,6 +193,9 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			slot->last_error_cleared = 0;
 			memset(&slot->read, 0, sizeof(slot->read));
 			memset(&slot->acked, 0, sizeof(slot->acked));
+			slot->par_workers = 0;
+			slot->par_dispatched = slot->par_key_waits = slot->par_barriers = 0;
+			slot->par_max_in_flight = 0;
 			/*
 			 * Nothing of a previous source shows through: an empty ring, new
 			 * sequences and statistics (a new generation voids its acks).

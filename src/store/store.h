@@ -218,6 +218,12 @@ typedef struct blpg_slot
 	TimestampTz apply_error_time;
 	TimestampTz apply_error_cleared;	/* applying again since; 0 while the
 										 * error holds */
+	/* parallel apply (src/apply/parallel.c): its coordinator writes these */
+	int			par_workers;	/* apply workers running (0: serial) */
+	uint64		par_dispatched; /* transactions handed to apply workers */
+	int			par_max_in_flight;	/* most applying at once */
+	uint64		par_key_waits;	/* dispatches that waited for a key */
+	uint64		par_barriers;	/* transactions applied serially */
 
 	/* the conflict stopping apply (src/apply/conflict.c), a JSON object */
 	char		stopped_conflict[BLPG_CONFLICT_LEN];
@@ -618,6 +624,12 @@ extern void blpg_consume_rollback_own(blpg_slot *slot);
 extern void blpg_consume_trim(blpg_slot *slot, uint64 batch_id, uint64 new_last);
 /* Release a batch's ring space before the transaction ends. */
 extern void blpg_consume_release_now(blpg_slot *slot, uint64 batch_id);
+/*
+ * Parallel apply: another backend applied batch batch_id (of this backend)
+ * and committed its position; release its ring space now (the oldest
+ * batch; no transaction of ours is involved).
+ */
+extern void blpg_consume_applied_elsewhere(blpg_slot *slot, uint64 batch_id);
 /*
  * Acknowledge a batch of this backend in the current transaction; pos_out
  * (may be NULL) gets the new position without its GTID state (NULL).

@@ -65,6 +65,17 @@ Cases (one "ok - apply-convergence/NAME" line each):
                       streaming (table, start position, the fixes FULL
                       metadata or a snapshot); a source starting before
                       CREATE DATABASE creates the tables and converges
+  converge/parallel, converge-minimal/parallel, FAULT/parallel,
+  apply-error/parallel, apply-worker-sigkill/parallel
+                      the same in continuous mode with binlog_fdw.apply_workers
+                      = 4 (parallel apply): it converges, transactions were
+                      applied at once (binlog_fdw.parallel_apply_stats), the
+                      ALTERs were barriers; apply-worker-sigkill: kill -9 of
+                      an apply worker
+  parallel-order      apply_workers = 4 on keyed, conflicting, keyless and
+                      DDL transactions with a backlog: a reader never sees a
+                      later transaction without an earlier one nor half of
+                      one; tables equal MariaDB's (BLF_CONV_ORDER_TXNS)
   big-transaction     one ~1 GB MariaDB transaction through a 16 MB ring:
                       apply fails on its last row (a CHECK constraint):
                       nothing visible; after the fix it applies whole; a
@@ -268,7 +279,7 @@ class Conv:
         PG.execute('DROP SCHEMA IF EXISTS %s CASCADE' % self.db)
         PG.execute('DELETE FROM binlog_fdw.table_mapping WHERE server_name = %s', (self.server,))
         self.writer.create(initial_rows)
-        opts = {'continuous': 'true'} if self.mode == 'continuous' else {}
+        opts = {'continuous': 'true'} if self.mode in ('continuous', 'parallel') else {}
         create_source(PG, self.server, MDB.port, next(SERVER_IDS),
                       include='^%s\\.' % self.db, **opts)
 
@@ -382,12 +393,43 @@ class Conv:
                 % (w.txns, w.changes, w.ddl, len(w.errors), extra))
 
 
+def set_apply_workers(n):
+    """binlog_fdw.apply_workers of PostgreSQL conv (a reload; 1: serial)."""
+    if n == 1:
+        PG.execute('ALTER SYSTEM RESET binlog_fdw.apply_workers')
+    else:
+        PG.execute('ALTER SYSTEM SET binlog_fdw.apply_workers = %d' % n)
+    PG.execute('SELECT pg_reload_conf()')
+    wait_for(lambda: PG.query('SHOW binlog_fdw.apply_workers')[0][0] == str(n), 10,
+             'binlog_fdw.apply_workers to be %d' % n)
+
+
+PARALLEL_WORKERS = 4
+
+
+def parallel_stats(server):
+    r = PG.query('SELECT workers, dispatched, max_in_flight, key_waits, barriers '
+                 'FROM binlog_fdw.parallel_apply_stats(%s)', (server,))[0]
+    return dict(zip(('workers', 'dispatched', 'max_in_flight', 'key_waits', 'barriers'), r))
+
+
 def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=None):
     """
     The common course: setup, writes, snapshot at 15% of them, start,
     fault(conv) once fault_at of the writes are done, the rest, converge.
-    row_image: the writer's binlog_row_image (partial images).
+    row_image: the writer's binlog_row_image (partial images).  Mode
+    "parallel": continuous with binlog_fdw.apply_workers = 4.
     """
+    if mode == 'parallel':
+        set_apply_workers(PARALLEL_WORKERS)
+        try:
+            return run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image)
+        finally:
+            set_apply_workers(1)
+    return run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image)
+
+
+def run_conv_mode(name, mode, seed, ntxns, rate, fault, fault_at, row_image):
     c = Conv(name, mode, seed, row_image=row_image)
     try:
         c.setup()
@@ -404,7 +446,15 @@ def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=
         c.finish_writes()
         c.converge()
         log('%s: %s' % (name, c.summary()))
-        if mode == 'continuous':
+        if mode == 'parallel':
+            ps = parallel_stats(c.server)
+            log('%s: parallel apply %s' % (name, ps))
+            require(ps['dispatched'] > 0 and ps['workers'] == PARALLEL_WORKERS,
+                    'no transaction went to the %d apply workers: %s' % (PARALLEL_WORKERS, ps))
+            require(ps['barriers'] > 0, 'the ALTERs were not barriers: %s' % ps)
+            if not fault:
+                require(ps['max_in_flight'] >= 2, 'no two transactions applied at once: %s' % ps)
+        if mode in ('continuous', 'parallel'):
             # the status counters are this source's own (slots are reused)
             st = status(c.server)
             most = c.writer.txns + c.writer.ddl + len(c.writer.errors) + 1
@@ -474,6 +524,24 @@ def fault_repl_killed(c):
              'the worker to reconnect')
 
 
+def apply_worker_pids():
+    return [r[0] for r in PG.query("SELECT pid FROM pg_stat_activity "
+                                   "WHERE backend_type = 'binlog_fdw apply worker'")]
+
+
+def fault_apply_worker_sigkill(c):
+    """kill -9 of an apply worker of parallel apply (the cluster restarts)."""
+    pids = wait_for(apply_worker_pids, 30, 'apply workers')
+    applied = c.applied()
+    os.kill(pids[0], signal.SIGKILL)
+    log('%s: killed apply worker %d (-9) of %s with %d transactions applied, writer at %d'
+        % (c.name, pids[0], pids, applied, c.writer.txns))
+    time.sleep(1)
+    pg_up()
+    wait_for(lambda: status(c.server).get('state') == 'streaming', 60, 'the source to stream again')
+    wait_for(lambda: status(c.server).get('apply_pid'), 60, 'the apply worker to come back')
+
+
 FAULTS = [
     ('worker-sigkill', fault_worker_sigkill),
     ('pg-immediate', fault_pg_immediate),
@@ -481,15 +549,17 @@ FAULTS = [
     ('repl-killed', fault_repl_killed),
 ]
 
-for _mode in ('loop', 'continuous'):
+for _mode in ('loop', 'continuous', 'parallel'):
     case('converge/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-' + _m, _m, seed, 3 * TXNS, 120))
-for _mode in ('loop', 'continuous'):
+for _mode in ('loop', 'continuous', 'parallel'):
     case('converge-minimal/%s' % _mode)(
         lambda seed, _m=_mode: run_conv('converge-minimal-' + _m, _m, seed, TXNS, 120,
                                         row_image='MINIMAL'))
-for _fname, _ffn in FAULTS:
-    for _mode in ('loop', 'continuous'):
+for _fname, _ffn in FAULTS + [('apply-worker-sigkill', fault_apply_worker_sigkill)]:
+    for _mode in ('loop', 'continuous', 'parallel'):
+        if _fname == 'apply-worker-sigkill' and _mode != 'parallel':
+            continue
         case('%s/%s' % (_fname, _mode))(
             lambda seed, _m=_mode, _n=_fname, _f=_ffn: run_conv('%s-%s' % (_n, _m), _m, seed,
                                                                  TXNS, 100, fault=_f))
@@ -874,7 +944,7 @@ def apply_error(mode, seed):
         require(PG.query('SELECT 1 FROM %s.t_int WHERE id = %%s' % c.db, (k_int,)) and
                 PG.query('SELECT 1 FROM %s.t_str WHERE id = %%s AND v_l1 = %%s' % c.db, (k_str, POISON)),
                 'the poison transaction was not applied after the fix')
-        if mode == 'continuous':
+        if mode in ('continuous', 'parallel'):
             # the error stays shown, with the time the worker recovered
             st = status(c.server)
             require(st.get('apply_error_cleared') is not None,
@@ -887,6 +957,17 @@ def apply_error(mode, seed):
 
 case('apply-error/loop')(lambda seed: apply_error('loop', seed))
 case('apply-error/continuous')(lambda seed: apply_error('continuous', seed))
+
+
+def apply_error_parallel(seed):
+    set_apply_workers(PARALLEL_WORKERS)
+    try:
+        apply_error('parallel', seed)
+    finally:
+        set_apply_workers(1)
+
+
+case('apply-error/parallel')(apply_error_parallel)
 
 
 # ---------------------------------------------------------------------------
@@ -1006,6 +1087,183 @@ def _listener(dsn, channel, n, timeout, conn_out):
         conn_out.send('error: %s' % e)
         return
     conn_out.send(got)
+
+
+# ---------------------------------------------------------------------------
+# parallel apply: the order guarantee
+
+ORDER_TXNS = int(os.environ.get('BLF_CONV_ORDER_TXNS', '3000'))
+
+
+@case('parallel-order')
+def case_parallel_order(seed):
+    """
+    binlog_fdw.apply_workers = 4 on a workload made for it: one writer's
+    transactions each insert row i into seq_a and seq_b (keys that never
+    meet: they apply in parallel), some also update row i-1 of seq_a (a
+    key of the transaction before), some a hot row (conflicts), some insert
+    into a keyless table (a barrier); an ALTER TABLE midway (a barrier); two
+    more writers insert, update and delete rows 1..40 of another table (keys
+    that often meet).  The source starts with a backlog, so that the workers
+    have transactions to share.  A reader in PostgreSQL counts seq_a and
+    seq_b in one statement all along: a later transaction visible without
+    an earlier one would show as count < max(id), half of one as counts
+    that differ.  At the end every table equals MariaDB's and the counters
+    show transactions applied at once, key waits and barriers.
+    """
+    set_apply_workers(PARALLEL_WORKERS)
+    try:
+        return parallel_order(seed)
+    finally:
+        set_apply_workers(1)
+
+
+def parallel_order(seed):
+    db = 'cv_par_order'
+    server = 's_par_order'
+    rng = random.Random(seed)
+    PG.execute('DROP SCHEMA IF EXISTS %s CASCADE' % db)
+    PG.execute('DELETE FROM binlog_fdw.table_mapping WHERE server_name = %s', (server,))
+    MDB.query('DROP DATABASE IF EXISTS %s' % db)
+    MDB.query('CREATE DATABASE %s' % db)
+    conn = MDB.connect(db)
+    with conn.cursor() as cur:
+        for ddl in ('CREATE TABLE seq_a (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)',
+                    'CREATE TABLE seq_b (id INT NOT NULL PRIMARY KEY, w VARCHAR(20))',
+                    'CREATE TABLE hot (id INT NOT NULL PRIMARY KEY, n INT NOT NULL)',
+                    'CREATE TABLE nokey (a INT, b VARCHAR(20))',
+                    'CREATE TABLE side (id INT NOT NULL PRIMARY KEY, x INT)'):
+            cur.execute(ddl + ' ENGINE=InnoDB')
+        cur.execute('INSERT INTO hot VALUES (1, 0), (2, 0), (3, 0)')
+    conn.close()
+    tables = ['seq_a', 'seq_b', 'hot', 'nokey', 'side']
+    create_source(PG, server, MDB.port, next(SERVER_IDS), include='^%s\\.' % db,
+                  continuous='true', keyless='full_row')
+    PG.query('SELECT source FROM binlog_fdw.snapshot(%s, %s)',
+             (server, ['%s.%s' % (db, t) for t in tables]))
+    halt = threading.Event()
+    errors = []
+    done = {'seq': 0, 'side': 0}
+
+    def seq_writer():
+        try:
+            c = MDB.connect(db, autocommit=False)
+            with c.cursor() as cur:
+                for i in range(1, ORDER_TXNS + 1):
+                    if i == ORDER_TXNS // 2:
+                        cur.execute('ALTER TABLE side ADD COLUMN y INT NOT NULL DEFAULT 7')
+                    cur.execute('INSERT INTO seq_a VALUES (%s, %s)', (i, i))
+                    if i % 3 == 0:
+                        cur.execute('UPDATE seq_a SET v = v + 1 WHERE id = %s', (i - 1,))
+                    cur.execute('INSERT INTO seq_b VALUES (%s, %s)', (i, 'w%d' % i))
+                    if i % 10 == 0:
+                        cur.execute('UPDATE hot SET n = n + 1 WHERE id = %s', (i % 3 + 1,))
+                    if i % 97 == 0:
+                        cur.execute('INSERT INTO nokey VALUES (%s, %s)', (i, 'k%d' % i))
+                    c.commit()
+                    done['seq'] = i
+            c.close()
+        except Exception as e:                      # noqa: BLE001
+            log(traceback.format_exc())
+            errors.append(e)
+
+    def side_writer(k):
+        r = random.Random(seed + k)
+        try:
+            c = MDB.connect(db, autocommit=False)
+            with c.cursor() as cur:
+                while not halt.is_set():
+                    for _ in range(r.randint(1, 3)):
+                        key = r.randint(1, 40)
+                        op = r.random()
+                        if op < 0.4:
+                            cur.execute('INSERT INTO side (id, x) VALUES (%s, %s) '
+                                        'ON DUPLICATE KEY UPDATE x = x + 1', (key, key))
+                        elif op < 0.8:
+                            cur.execute('UPDATE side SET x = x * 2 %% 1000 WHERE id = %s', (key,))
+                        else:
+                            cur.execute('DELETE FROM side WHERE id = %s', (key,))
+                    c.commit()
+                    done['side'] += 1
+                    time.sleep(0.002)
+            c.close()
+        except Exception as e:                      # noqa: BLE001
+            log(traceback.format_exc())
+            errors.append(e)
+
+    reads = {'n': 0, 'bad': [], 'last': 0}
+    reader_halt = threading.Event()
+
+    def reader():
+        c = PG.connect(app='blf-conv order reader')
+        try:
+            while not reader_halt.is_set():
+                with c.cursor() as cur:
+                    cur.execute('SELECT (SELECT count(*) FROM {0}.seq_a), '
+                                '(SELECT coalesce(max(id), 0) FROM {0}.seq_a), '
+                                '(SELECT count(*) FROM {0}.seq_b), '
+                                '(SELECT coalesce(max(id), 0) FROM {0}.seq_b)'.format(db))
+                    ca, ma, cb, mb = cur.fetchone()
+                reads['n'] += 1
+                if not (ca == ma == cb == mb) or ca < reads['last']:
+                    reads['bad'].append((ca, ma, cb, mb, reads['last']))
+                reads['last'] = ca
+                time.sleep(0.003)
+        except psycopg2.Error as e:
+            errors.append(e)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=seq_writer, daemon=True)]
+    threads += [threading.Thread(target=side_writer, args=(k,), daemon=True) for k in (1, 2)]
+    rd = threading.Thread(target=reader, daemon=True)
+    try:
+        for t in threads:
+            t.start()
+        # a backlog for the workers to share
+        rd.start()
+        wait_for(lambda: done['seq'] >= ORDER_TXNS // 4 or errors, 120, 'the writer to write a backlog')
+        start_source(PG, server)
+        threads[0].join(300)
+        require(not threads[0].is_alive(), 'the writer did not finish')
+        halt.set()
+        for t in threads[1:]:
+            t.join(30)
+        require(not errors, 'errors: %s' % short(errors, 600))
+        MDB.query('INSERT INTO %s.hot VALUES (100, 0)' % db)
+        wait_for(lambda: PG.query('SELECT 1 FROM %s.hot WHERE id = 100' % db),
+                 120, 'the last transaction in PostgreSQL', interval=0.2)
+        reader_halt.set()
+        rd.join(10)
+        require(not reads['bad'], 'a reader saw transactions out of binlog order or in part '
+                '(count_a, max_a, count_b, max_b, count before): %s' % short(reads['bad'], 600))
+        require(reads['n'] > 20 and reads['last'] > 0,
+                'the reader read %d times (last count %d)' % (reads['n'], reads['last']))
+        order = {'seq_a': 'id', 'seq_b': 'id', 'hot': 'id', 'nokey': 'a, b', 'side': 'id'}
+        for t in tables:
+            cols = 'id, x, y' if t == 'side' else '*'
+            want = [tuple(str(v) for v in r) for r in
+                    MDB.query('SELECT %s FROM %s.%s ORDER BY %s' % (cols, db, t, order[t]))]
+            got = [tuple(str(v) for v in r) for r in
+                   PG.query('SELECT %s FROM %s.%s ORDER BY %s' % (cols, db, t, order[t]))]
+            if want != got:
+                diff = [(w, g) for w, g in zip(want, got) if w != g][:3]
+                raise CaseFailure('%s.%s differs: MariaDB %d rows, PostgreSQL %d, first '
+                                  'differences %s' % (db, t, len(want), len(got), diff))
+        ps = parallel_stats(server)
+        log('parallel-order: %d sequence transactions, %d side transactions, %d reads, '
+            'parallel apply %s' % (done['seq'], done['side'], reads['n'], ps))
+        require(ps['max_in_flight'] >= 2, 'no two transactions applied at once: %s' % ps)
+        require(ps['key_waits'] > 0, 'no transaction waited for a key: %s' % ps)
+        require(ps['barriers'] >= ORDER_TXNS // 97 + 1,
+                'the keyless inserts and the ALTER were not all barriers: %s' % ps)
+        require(ps['dispatched'] > ORDER_TXNS // 2, 'few transactions went to workers: %s' % ps)
+        return 'max in flight %d, %d dispatched, %d barriers' % (
+            ps['max_in_flight'], ps['dispatched'], ps['barriers'])
+    finally:
+        halt.set()
+        reader_halt.set()
+        drop_source(server)
 
 
 @case('latency')

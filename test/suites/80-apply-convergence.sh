@@ -12,7 +12,8 @@
 # Instances of its own (destroyed at the end): MariaDB "conv" (port
 # BLF_CONV_MARIADB_PORT, 3481) and PostgreSQL "conv" (BLF_CONV_PG_PORT,
 # 5481) with binlog_fdw.ring_size=16MB and cron.database_name=blf_conv.
-# Arguments select cases (e.g. "converge", "apply-error/loop", "latency");
+# Arguments select cases (e.g. "converge", "apply-error/loop", "latency"),
+# and so does BLF_CONV_CASES (comma-separated, for test/run.sh);
 # BLF_CONV_SKIP_BIG=1 skips the 1 GB transaction; BLF_CONV_KEEP=1 keeps
 # the instances.
 set -euo pipefail
@@ -67,6 +68,9 @@ bash scripts/postgres.sh start --fresh --name conv --port "$BLF_CONV_PG_PORT" --
 echo "# instances started in $((SECONDS - t0))s"
 
 rc=0
+if [ -n "${BLF_CONV_CASES:-}" ]; then
+	set -- ${BLF_CONV_CASES//,/ } "$@"
+fi
 /usr/bin/python3 test/apply/convergence.py "$@" || rc=$?
 echo "# server logs: $BLF_SUITE_TMP/pg-conv.log, $BLF_SUITE_TMP/mariadb-conv.log"
 exit $rc

@@ -2237,8 +2237,39 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
  * row or index entry?  Only for a plain table whose key index is its only
  * unique index (and no exclusion constraint), with every key column taken
  * from a MySQL column, no trigger (it may write elsewhere), no history
- * table and no chunked load under way.
+ * table and no chunked load under way.  And only when PostgreSQL's
+ * equality of each key column is equality of its converted value
+ * (write_key_type_exact): a key type or collation that takes two different
+ * values as one key (citext, a nondeterministic collation, char(n)'s
+ * padding, float's -0 and 0) would let two transactions with different
+ * write-set keys reach the same target row.
  */
+static bool
+write_key_type_exact(Form_pg_attribute att)
+{
+	switch (att->atttypid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case NUMERICOID:		/* DECIMAL: one scale per column */
+		case BYTEAOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+		case BOOLOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return !OidIsValid(att->attcollation) ||
+				get_collation_isdeterministic(att->attcollation);
+		default:
+			return false;
+	}
+}
+
 static bool
 write_keys_cover(blpg_target *tg)
 {
@@ -2274,6 +2305,9 @@ write_keys_cover(blpg_target *tg)
 	list_free(indexes);
 	if (!ok)
 		return false;
+	for (int k = 0; k < tg->nkey; k++)
+		if (!write_key_type_exact(TupleDescAttr(RelationGetDescr(tg->rel), tg->key_attnums[k] - 1)))
+			return false;
 	tg->wk_src = MemoryContextAlloc(GetMemoryChunkContext(tg), sizeof(int) * tg->nkey);
 	for (int k = 0; k < tg->nkey; k++)
 	{

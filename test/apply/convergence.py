@@ -1102,7 +1102,9 @@ def case_parallel_order(seed):
     transactions each insert row i into seq_a and seq_b (keys that never
     meet: they apply in parallel), some also update row i-1 of seq_a (a
     key of the transaction before), some a hot row (conflicts), some insert
-    into a keyless table (a barrier); an ALTER TABLE midway (a barrier); two
+    into a keyless table (a barrier), some into a table whose target key is
+    char(n) (a type whose equality is not its value's: a barrier); an ALTER
+    TABLE midway (a barrier); two
     more writers insert, update and delete rows 1..40 of another table (keys
     that often meet).  The source starts with a backlog, so that the workers
     have transactions to share.  A reader in PostgreSQL counts seq_a and
@@ -1132,11 +1134,16 @@ def parallel_order(seed):
                     'CREATE TABLE seq_b (id INT NOT NULL PRIMARY KEY, w VARCHAR(20))',
                     'CREATE TABLE hot (id INT NOT NULL PRIMARY KEY, n INT NOT NULL)',
                     'CREATE TABLE nokey (a INT, b VARCHAR(20))',
-                    'CREATE TABLE side (id INT NOT NULL PRIMARY KEY, x INT)'):
+                    'CREATE TABLE side (id INT NOT NULL PRIMARY KEY, x INT)',
+                    'CREATE TABLE padded (id CHAR(10) NOT NULL PRIMARY KEY, n INT NOT NULL)'):
             cur.execute(ddl + ' ENGINE=InnoDB')
         cur.execute('INSERT INTO hot VALUES (1, 0), (2, 0), (3, 0)')
     conn.close()
-    tables = ['seq_a', 'seq_b', 'hot', 'nokey', 'side']
+    tables = ['seq_a', 'seq_b', 'hot', 'nokey', 'side', 'padded']
+    # a target whose key type takes different values as one key (char(n)
+    # ignores trailing spaces): its transactions are barriers
+    PG.execute('CREATE SCHEMA %s' % db)
+    PG.execute('CREATE TABLE %s.padded (id character(10) PRIMARY KEY, n integer NOT NULL)' % db)
     create_source(PG, server, MDB.port, next(SERVER_IDS), include='^%s\\.' % db,
                   continuous='true', keyless='full_row')
     PG.query('SELECT source FROM binlog_fdw.snapshot(%s, %s)',
@@ -1160,6 +1167,8 @@ def parallel_order(seed):
                         cur.execute('UPDATE hot SET n = n + 1 WHERE id = %s', (i % 3 + 1,))
                     if i % 97 == 0:
                         cur.execute('INSERT INTO nokey VALUES (%s, %s)', (i, 'k%d' % i))
+                    if i % 50 == 0:
+                        cur.execute('INSERT INTO padded VALUES (%s, %s)', ('p%d' % i, i))
                     c.commit()
                     done['seq'] = i
             c.close()
@@ -1239,9 +1248,9 @@ def parallel_order(seed):
                 '(count_a, max_a, count_b, max_b, count before): %s' % short(reads['bad'], 600))
         require(reads['n'] > 20 and reads['last'] > 0,
                 'the reader read %d times (last count %d)' % (reads['n'], reads['last']))
-        order = {'seq_a': 'id', 'seq_b': 'id', 'hot': 'id', 'nokey': 'a, b', 'side': 'id'}
+        order = {'seq_a': 'id', 'seq_b': 'id', 'hot': 'id', 'nokey': 'a, b', 'side': 'id', 'padded': 'id'}
         for t in tables:
-            cols = 'id, x, y' if t == 'side' else '*'
+            cols = {'side': 'id, x, y', 'padded': 'rtrim(id), n'}.get(t, '*')
             want = [tuple(str(v) for v in r) for r in
                     MDB.query('SELECT %s FROM %s.%s ORDER BY %s' % (cols, db, t, order[t]))]
             got = [tuple(str(v) for v in r) for r in
@@ -1255,8 +1264,9 @@ def parallel_order(seed):
             'parallel apply %s' % (done['seq'], done['side'], reads['n'], ps))
         require(ps['max_in_flight'] >= 2, 'no two transactions applied at once: %s' % ps)
         require(ps['key_waits'] > 0, 'no transaction waited for a key: %s' % ps)
-        require(ps['barriers'] >= ORDER_TXNS // 97 + 1,
-                'the keyless inserts and the ALTER were not all barriers: %s' % ps)
+        require(ps['barriers'] >= ORDER_TXNS // 97 + ORDER_TXNS // 50 + 1,
+                'the keyless inserts, the char(n) key inserts and the ALTER were not all '
+                'barriers: %s' % ps)
         require(ps['dispatched'] > ORDER_TXNS // 2, 'few transactions went to workers: %s' % ps)
         return 'max in flight %d, %d dispatched, %d barriers' % (
             ps['max_in_flight'], ps['dispatched'], ps['barriers'])

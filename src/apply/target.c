@@ -2309,6 +2309,14 @@ write_keys_cover(blpg_target *tg)
 		if (!write_key_type_exact(TupleDescAttr(RelationGetDescr(tg->rel), tg->key_attnums[k] - 1)))
 			return false;
 	tg->wk_src = MemoryContextAlloc(GetMemoryChunkContext(tg), sizeof(int) * tg->nkey);
+	/* a FLOAT/DOUBLE source column: -0 and 0 are two texts of one value */
+	for (int k = 0; k < tg->nkey; k++)
+		for (int c = 0; c < tg->nconv; c++)
+			if (tg->conv[c].attnum == tg->key_attnums[k] && tg->conv[c].src >= 0 &&
+				tg->conv[c].src < (int) tg->table->ncols &&
+				(tg->table->cols[tg->conv[c].src].type == BL_T_FLOAT ||
+				 tg->table->cols[tg->conv[c].src].type == BL_T_DOUBLE))
+				return false;
 	for (int k = 0; k < tg->nkey; k++)
 	{
 		tg->wk_src[k] = -1;

@@ -169,6 +169,32 @@ parse_string(jparse *j, JsonbValue *out)
 	return true;
 }
 
+/*
+ * The numerics of the small non-negative numbers of up to SMALL_SCALES
+ * digits after the point, made once (TopMemoryContext) by the functions
+ * that would make them (below) and shared by the JsonbValues, whose
+ * numerics JsonbValueToJsonb copies.
+ */
+#define SMALL_VALUES 10000
+#define SMALL_SCALES 2
+
+static Numeric small_numerics[SMALL_SCALES + 1][SMALL_VALUES];
+
+static Numeric
+small_numeric(int64 v, int scale)
+{
+	Numeric    *n = &small_numerics[scale][v];
+
+	if (*n == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		*n = scale == 0 ? int64_to_numeric(v) : int64_div_fast_to_numeric(v, scale);
+		MemoryContextSwitchTo(old);
+	}
+	return *n;
+}
+
 /* A number token: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool
 parse_number(jparse *j, JsonbValue *out)
@@ -239,7 +265,9 @@ parse_number(jparse *j, JsonbValue *out)
 	 * most int64_div_fast_to_numeric multiplies by to align the fraction
 	 */
 	out->type = jbvNumeric;
-	if (!exp && nfrac == 0 && ndigits <= 18)
+	if (!exp && nfrac <= SMALL_SCALES && ndigits + nfrac <= 15 && v < SMALL_VALUES && !neg)
+		out->val.numeric = small_numeric(v, nfrac);
+	else if (!exp && nfrac == 0 && ndigits <= 18)
 		out->val.numeric = int64_to_numeric(neg ? -v : v);
 	else if (!exp && ndigits + nfrac <= 15)
 		out->val.numeric = int64_div_fast_to_numeric(neg ? -v : v, nfrac);

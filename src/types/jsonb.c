@@ -95,6 +95,17 @@ at_delimiter(const jparse *j)
 		c == ':';
 }
 
+/* The bytes that end a string's plain run: '"', '\\', control characters. */
+static const bool string_stop[256] = {
+	[0x00] = true, [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true,
+	[0x05] = true, [0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true,
+	[0x0a] = true, [0x0b] = true, [0x0c] = true, [0x0d] = true, [0x0e] = true,
+	[0x0f] = true, [0x10] = true, [0x11] = true, [0x12] = true, [0x13] = true,
+	[0x14] = true, [0x15] = true, [0x16] = true, [0x17] = true, [0x18] = true,
+	[0x19] = true, [0x1a] = true, [0x1b] = true, [0x1c] = true, [0x1d] = true,
+	[0x1e] = true, [0x1f] = true, ['"'] = true, ['\\'] = true,
+};
+
 /* A string token (at its '"'); false for \u escapes, control characters. */
 static bool
 parse_string(jparse *j, JsonbValue *out)
@@ -104,7 +115,7 @@ parse_string(jparse *j, JsonbValue *out)
 	char	   *d,
 			   *buf;
 
-	while (p < j->end && *p != '"' && *p != '\\' && (unsigned char) *p >= 0x20)
+	while (p < j->end && !string_stop[(unsigned char) *p])
 		p++;
 	if (p >= j->end || (unsigned char) *p < 0x20)
 		return false;

@@ -901,7 +901,7 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 				*isnull = false;
 				break;
 			case BLPG_META_IMAGE:
-				*val = strcmp(image, "before") == 0 ? st->img_before : st->img_after;
+				*val = image[0] == 'b' ? st->img_before : st->img_after;
 				*isnull = false;
 				break;
 			case BLPG_META_COMMIT_TIME:
@@ -967,6 +967,19 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 	}
 }
 
+/*
+ * An empty error, as a zeroed one reads (its strings empty), without
+ * zeroing its kilobytes for every row.
+ */
+static inline void
+err_init(bl_error *err)
+{
+	err->code = BL_OK;
+	err->position = 0;
+	err->file[0] = '\0';
+	err->message[0] = '\0';
+}
+
 /* The next typed row into values/nulls (natts long); false at the end. */
 static bool
 typed_next(typed_state *st, Datum *values, bool *nulls)
@@ -989,7 +1002,7 @@ typed_next(typed_state *st, Datum *values, bool *nulls)
 		bl_error	err;
 		MemoryContext old = MemoryContextSwitchTo(st->cxt);
 
-		memset(&err, 0, sizeof(err));
+		err_init(&err);
 		if (!st->rows_open)
 			open_rows(st);
 		if (bl_rows_next(blpg_canonical_decoder(), &st->rows_ev.u.rows, &before, &after,

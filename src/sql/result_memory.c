@@ -1,8 +1,7 @@
 /*
  * result_memory.c
- *	  The memory context of a large get_table() result and of its reader's
- *	  copy of the batch's entries (get.c): chunks bumped out of big
- *	  anonymous regions, which the backend keeps
+ *	  The memory context of a large get_table() result (get.c): its tuples
+ *	  are bumped out of big anonymous regions, which the backend keeps
  *	  (up to SPARE_KEEP bytes, for the kernel to take back when it needs
  *	  them) from one result to the next, so that the hundreds of megabytes
  *	  the typed rows of a large batch take are not faulted in (the kernel
@@ -11,8 +10,7 @@
  * A chunk is its size and its context (the word before it, as every
  * PostgreSQL context's chunks have), then its bytes.  pfree() gives nothing
  * back (the result's tuples live until the query ends), repalloc() moves a
- * chunk that grows; reset and delete give every region back, kept as a
- * spare (MADV_FREE) while the spares stay within SPARE_KEEP, else unmapped.
+ * chunk that grows; reset and delete unmap every region.
  */
 #include "sql/sql.h"
 

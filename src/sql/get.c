@@ -370,8 +370,6 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 	bool	   *nulls;
 	TimestampTz deadline;
 	MemoryContext rowcxt;
-	MemoryContext readcxt;
-	MemoryContext oldcxt;
 
 	blpg_require_arg(fcinfo, 0, "server");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -391,11 +389,7 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
 	rel = table_open(relid, AccessShareLock);
-	/* the reader, with the copy of the batch's entries, in kept memory too */
-	readcxt = blpg_result_context_create(CurrentMemoryContext, "binlog_fdw get_table reader");
-	oldcxt = MemoryContextSwitchTo(readcxt);
 	st = blpg_typed_reader(rel, server->servername);
-	MemoryContextSwitchTo(oldcxt);
 	values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
 	nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
 	consume_keep_freed_memory();
@@ -450,7 +444,6 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 	}
 	MemoryContextDelete(rowcxt);
-	MemoryContextDelete(readcxt);
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
 }

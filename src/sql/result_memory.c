@@ -23,7 +23,7 @@
  * SPARE_KEEP bytes of them are kept when a result ends, for the next.
  */
 #define REGION_SIZE ((Size) 32 * 1024 * 1024)
-#define SPARE_KEEP ((Size) 1024 * 1024 * 1024)
+#define SPARE_KEEP ((Size) 512 * 1024 * 1024)
 
 typedef struct result_region
 {

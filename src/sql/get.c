@@ -157,10 +157,9 @@ get_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
 
 /*
  * get_table()'s result: in memory as get()'s (above), its tuples in a
- * context that allocates what each needs (a typed row of a few hundred
- * bytes takes half of the power-of-two chunk an AllocSet would give it)
- * out of memory the backend keeps from one get_table() to the next
- * (result_memory.c), rather than memory faulted in anew for every batch.
+ * generation context, which allocates what each needs (a typed row of a
+ * few hundred bytes takes half of the power-of-two chunk an AllocSet
+ * would give it, and all of it is memory faulted in for the batch).
  */
 static void
 get_table_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
@@ -170,8 +169,8 @@ get_table_result_in_memory(ReturnSetInfo *rsinfo, size_t kb)
 
 	if (kb <= (size_t) work_mem)
 		return;
-	cxt = blpg_result_context_create(rsinfo->econtext->ecxt_per_query_memory,
-									 "binlog_fdw get_table result");
+	cxt = GenerationContextCreate(rsinfo->econtext->ecxt_per_query_memory,
+								  "binlog_fdw get_table result", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	tuplestore_end(rsinfo->setResult);
 	rsinfo->setResult = tuplestore_begin_heap(false, false,

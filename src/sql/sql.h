@@ -6,8 +6,7 @@
  *	  view, and read_binlog() over binlog files on the server.
  *
  * Files: fdw.c, validator.c, get.c, status.c, read_binlog.c, import.c
- * (IMPORT FOREIGN SCHEMA), typed.c (the scan of an imported table),
- * result_memory.c (the memory of a large get_table() result).  Uses
+ * (IMPORT FOREIGN SCHEMA), typed.c (the scan of an imported table).  Uses
  * the store (src/store), the types (src/types), the MySQL source
  * (information_schema for IMPORT FOREIGN SCHEMA) and what is below them.  No shared state of its own:
  * it reads the store's slots under the store's locks (store.h).
@@ -83,8 +82,5 @@ extern int	blpg_typed_reader_buffer_len(typed_state *st);
 extern void blpg_typed_reader_start(typed_state *st, uint64 first, uint64 last,
 									uint64 batch_id);
 extern bool blpg_typed_reader_next(typed_state *st, Datum *values, bool *nulls);
-
-/* the memory of a large get_table() result (result_memory.c) */
-extern MemoryContext blpg_result_context_create(MemoryContext parent, const char *name);
 
 #endif							/* BLPG_SQL_H */

@@ -24,8 +24,8 @@ Cases (one "ok - typed/NAME" line each):
                 delivered again
   get-table-large  3000 rows and 3000 updates (some leaving every column
                 but k and doc as it was): get_table() under work_mem 64MB
-                (a plain tuplestore) and, three times, under work_mem 64kB (its own
-                memory, kept from one call to the next) gives the peek's
+                and, three times in one session, under work_mem 64kB (a
+                result past work_mem) gives the peek's
                 rows; each row's first image equals the inserted row and its
                 last MariaDB's
   hostile-names a table and columns named with quotes, backticks, spaces and
@@ -459,9 +459,8 @@ def case_jsonb(conn, m):
 
 
 def case_large(conn, m):
-    """get_table() of a result larger than work_mem: its own memory
-    (src/sql/result_memory.c), the regions of one call kept and reused by
-    the next; an update's after image shares the unchanged columns' values
+    """get_table() of a result larger than work_mem, three times in one
+    session; an update's after image shares the unchanged columns' values
     with its before image."""
     ack_all(conn)
     table = '%s.big' % MDB
@@ -491,8 +490,7 @@ def case_large(conn, m):
     order = "ORDER BY _binlog_seq, _binlog_image = 'after'"
     peek = q(conn, 'SELECT %s FROM ft.big %s' % (cols, order))
     gt = 'SELECT %s FROM binlog_fdw.get_table(%%s, NULL::ft.big, 100000) %s' % (cols, order)
-    # work_mem 64MB: the plain tuplestore; 64kB: result_memory.c, three
-    # times (the later ones on the regions the first left)
+    # work_mem 64MB, then 64kB three times (a result past work_mem)
     q(conn, "SET work_mem = '64MB'")
     try:
         plain = q(conn, gt, ('tsrc',))

@@ -778,12 +778,57 @@ absent_error(typed_state *st, const typed_att *a, const char *image)
 }
 
 /*
+ * Whether two present values of one column are the same value, which
+ * blpg_convert makes the same Datum of (a JSON diff, which depends on the
+ * document it applies to, and floating point values are never taken as
+ * the same here).
+ */
+static bool
+same_value(const bl_value *a, const bl_value *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch ((bl_value_kind) a->kind)
+	{
+		case BL_VAL_INT:
+		case BL_VAL_UINT:
+		case BL_VAL_BIT:
+		case BL_VAL_YEAR:
+		case BL_VAL_ENUM:
+		case BL_VAL_SET:
+			return a->v.u == b->v.u;
+		case BL_VAL_DECIMAL:
+		case BL_VAL_STRING:
+		case BL_VAL_BINARY:
+		case BL_VAL_JSON:
+		case BL_VAL_GEOMETRY:
+		case BL_VAL_VECTOR:
+			return a->v.raw.len == b->v.raw.len &&
+				(a->v.raw.len == 0 || memcmp(a->v.raw.ptr, b->v.raw.ptr, a->v.raw.len) == 0);
+		case BL_VAL_DATE:
+		case BL_VAL_DATETIME:
+		case BL_VAL_TIME:
+			return a->v.tm.year == b->v.tm.year && a->v.tm.month == b->v.tm.month &&
+				a->v.tm.day == b->v.tm.day && a->v.tm.hour == b->v.tm.hour &&
+				a->v.tm.minute == b->v.tm.minute && a->v.tm.second == b->v.tm.second &&
+				a->v.tm.usec == b->v.tm.usec && a->v.tm.neg == b->v.tm.neg;
+		case BL_VAL_TIMESTAMP:
+			return a->v.ts.sec == b->v.ts.sec && a->v.ts.usec == b->v.ts.usec;
+		default:
+			return false;
+	}
+}
+
+/*
  * One image into values/nulls.  An update's after image (other_before: its
- * before image) takes the columns it lacks from the before image.
+ * before image, already converted into before_values/before_nulls) takes
+ * the columns it lacks from the before image, and the Datum of a column
+ * whose value the update left as it was from the before image's.
  */
 static void
 fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
-	 const bl_row *other_before, const char *image)
+	 const bl_row *other_before, const Datum *before_values, const bool *before_nulls,
+	 const char *image)
 {
 	const blpg_entry *e = st->e;
 	const bl_table *t = st->rows_ev.u.rows.table;
@@ -807,11 +852,18 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 					const bl_value *b = other_before && other_before->ncols > (uint32) a->src ?
 						&other_before->values[a->src] : NULL;
 
+					const bl_value *same = NULL;	/* the before image's value, if v's */
+
 					if ((v == NULL || v->kind == BL_VAL_ABSENT) && b && b->kind != BL_VAL_ABSENT)
 					{
 						v = b;	/* unchanged by the update */
 						b = NULL;
+						same = v;
 					}
+					else if (b && b->kind != BL_VAL_ABSENT && v && v->kind != BL_VAL_ABSENT &&
+							 same_value(v, b))
+						same = b;
+
 					if (v == NULL || v->kind == BL_VAL_ABSENT)
 					{
 						if (st->needed[i] && !st->partial_null)
@@ -823,6 +875,13 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 					}
 					if (!st->needed[i])
 						break;	/* the query does not read it: NULL */
+					if (same && before_values)
+					{
+						/* converted for the before image (needed, present) */
+						*val = before_values[i];
+						*isnull = before_nulls[i];
+						break;
+					}
 					*val = blpg_convert(&a->conv, &t->cols[a->src], v, b, &st->opts, isnull);
 				}
 				break;
@@ -842,7 +901,7 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 				*isnull = false;
 				break;
 			case BLPG_META_IMAGE:
-				*val = strcmp(image, "before") == 0 ? st->img_before : st->img_after;
+				*val = image[0] == 'b' ? st->img_before : st->img_after;
 				*isnull = false;
 				break;
 			case BLPG_META_COMMIT_TIME:
@@ -908,6 +967,19 @@ fill(typed_state *st, Datum *values, bool *nulls, const bl_row *row,
 	}
 }
 
+/*
+ * An empty error, as a zeroed one reads (its strings empty), without
+ * zeroing its kilobytes for every row.
+ */
+static inline void
+err_init(bl_error *err)
+{
+	err->code = BL_OK;
+	err->position = 0;
+	err->file[0] = '\0';
+	err->message[0] = '\0';
+}
+
 /* The next typed row into values/nulls (natts long); false at the end. */
 static bool
 typed_next(typed_state *st, Datum *values, bool *nulls)
@@ -930,7 +1002,7 @@ typed_next(typed_state *st, Datum *values, bool *nulls)
 		bl_error	err;
 		MemoryContext old = MemoryContextSwitchTo(st->cxt);
 
-		memset(&err, 0, sizeof(err));
+		err_init(&err);
 		if (!st->rows_open)
 			open_rows(st);
 		if (bl_rows_next(blpg_canonical_decoder(), &st->rows_ev.u.rows, &before, &after,
@@ -945,11 +1017,11 @@ typed_next(typed_state *st, Datum *values, bool *nulls)
 	switch ((bl_op) st->e->op)
 	{
 		case BL_OP_INSERT:
-			fill(st, values, nulls, &after, NULL, "after");
+			fill(st, values, nulls, &after, NULL, NULL, NULL, "after");
 			st->seq++;
 			break;
 		case BL_OP_DELETE:
-			fill(st, values, nulls, &before, NULL, "before");
+			fill(st, values, nulls, &before, NULL, NULL, NULL, "before");
 			st->seq++;
 			break;
 		default:
@@ -957,14 +1029,17 @@ typed_next(typed_state *st, Datum *values, bool *nulls)
 				/*
 				 * Both images now: the decoder's row buffers are this
 				 * backend's, and another scan may decode before the next
-				 * call.
+				 * call.  Both in rowcxt, which the next update resets: the
+				 * after image shares the Datums of the columns the update
+				 * did not change with the before image.
 				 */
 				MemoryContext old;
 
-				fill(st, values, nulls, &before, NULL, "before");
 				MemoryContextReset(st->rowcxt);
 				old = MemoryContextSwitchTo(st->rowcxt);
-				fill(st, st->after_values, st->after_nulls, &after, &before, "after");
+				fill(st, values, nulls, &before, NULL, NULL, NULL, "before");
+				fill(st, st->after_values, st->after_nulls, &after, &before, values, nulls,
+					 "after");
 				MemoryContextSwitchTo(old);
 				st->pending_after = true;
 				break;

@@ -178,6 +178,20 @@ unix_to_timestamptz(int64 sec, uint32 usec)
 /* A reusable buffer for text conversions (no allocation per value). */
 static bl_buf scratch;
 
+/* Whether a column's charset (NULL: unknown, read as utf8mb4) is a UTF-8 one. */
+static bool
+utf8_charset(const bl_charset *cs)
+{
+	static const bl_charset *last_utf8 = NULL;	/* (the charsets are static) */
+
+	if (cs == NULL || cs == last_utf8)
+		return true;
+	if (strncmp(bl_charset_name(cs), "utf8", 4) != 0)
+		return false;
+	last_utf8 = cs;
+	return true;
+}
+
 /*
  * The bytes of a string value as server-encoded text, NUL-terminated only
  * if terminate.  UTF-8 columns in a UTF-8 database are used in place when
@@ -189,9 +203,8 @@ string_bytes(const blpg_col_conv *cc, const bl_column *col, const bl_value *v,
 {
 	bl_error	err;
 	char	   *conv;
-	const char *csname = col->charset ? bl_charset_name(col->charset) : "utf8mb4";
 
-	if (GetDatabaseEncoding() == PG_UTF8 && strncmp(csname, "utf8", 4) == 0 &&
+	if (GetDatabaseEncoding() == PG_UTF8 && utf8_charset(col->charset) &&
 		pg_verify_mbstr(PG_UTF8, (const char *) v->v.raw.ptr, (int) v->v.raw.len, true))
 	{
 		*len = (int) v->v.raw.len;

@@ -95,6 +95,17 @@ at_delimiter(const jparse *j)
 		c == ':';
 }
 
+/* The bytes that end a string's plain run: '"', '\\', control characters. */
+static const bool string_stop[256] = {
+	[0x00] = true, [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true,
+	[0x05] = true, [0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true,
+	[0x0a] = true, [0x0b] = true, [0x0c] = true, [0x0d] = true, [0x0e] = true,
+	[0x0f] = true, [0x10] = true, [0x11] = true, [0x12] = true, [0x13] = true,
+	[0x14] = true, [0x15] = true, [0x16] = true, [0x17] = true, [0x18] = true,
+	[0x19] = true, [0x1a] = true, [0x1b] = true, [0x1c] = true, [0x1d] = true,
+	[0x1e] = true, [0x1f] = true, ['"'] = true, ['\\'] = true,
+};
+
 /* A string token (at its '"'); false for \u escapes, control characters. */
 static bool
 parse_string(jparse *j, JsonbValue *out)
@@ -104,7 +115,7 @@ parse_string(jparse *j, JsonbValue *out)
 	char	   *d,
 			   *buf;
 
-	while (p < j->end && *p != '"' && *p != '\\' && (unsigned char) *p >= 0x20)
+	while (p < j->end && !string_stop[(unsigned char) *p])
 		p++;
 	if (p >= j->end || (unsigned char) *p < 0x20)
 		return false;
@@ -167,6 +178,32 @@ parse_string(jparse *j, JsonbValue *out)
 	out->val.string.len = (int) (d - buf);
 	j->p = p + 1;
 	return true;
+}
+
+/*
+ * The numerics of the small non-negative numbers of up to SMALL_SCALES
+ * digits after the point, made once (TopMemoryContext) by the functions
+ * that would make them (below) and shared by the JsonbValues, whose
+ * numerics JsonbValueToJsonb copies.
+ */
+#define SMALL_VALUES 10000
+#define SMALL_SCALES 2
+
+static Numeric small_numerics[SMALL_SCALES + 1][SMALL_VALUES];
+
+static Numeric
+small_numeric(int64 v, int scale)
+{
+	Numeric    *n = &small_numerics[scale][v];
+
+	if (*n == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		*n = scale == 0 ? int64_to_numeric(v) : int64_div_fast_to_numeric(v, scale);
+		MemoryContextSwitchTo(old);
+	}
+	return *n;
 }
 
 /* A number token: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -239,7 +276,9 @@ parse_number(jparse *j, JsonbValue *out)
 	 * most int64_div_fast_to_numeric multiplies by to align the fraction
 	 */
 	out->type = jbvNumeric;
-	if (!exp && nfrac == 0 && ndigits <= 18)
+	if (!exp && nfrac <= SMALL_SCALES && ndigits + nfrac <= 15 && v < SMALL_VALUES && !neg)
+		out->val.numeric = small_numeric(v, nfrac);
+	else if (!exp && nfrac == 0 && ndigits <= 18)
 		out->val.numeric = int64_to_numeric(neg ? -v : v);
 	else if (!exp && ndigits + nfrac <= 15)
 		out->val.numeric = int64_div_fast_to_numeric(neg ? -v : v, nfrac);

@@ -22,6 +22,12 @@ Cases (one "ok - typed/NAME" line each):
                 them; an ack removes them; batches of other tables are
                 acknowledged in the caller's transaction when oldest, else
                 delivered again
+  get-table-large  3000 rows and 3000 updates (some leaving every column
+                but k and doc as it was): get_table() under work_mem 64MB
+                and, three times in one session, under work_mem 64kB (a
+                result past work_mem) gives the peek's
+                rows; each row's first image equals the inserted row and its
+                last MariaDB's
   hostile-names a table and columns named with quotes, backticks, spaces and
                 non-ASCII letters, into a schema of such a name
   stale         ADD COLUMN on the source: the foreign table's scan stops with
@@ -452,6 +458,74 @@ def case_jsonb(conn, m):
     log('jsonb: %d values verified byte for byte, %d left to jsonb_in' % (verified, left))
 
 
+def case_large(conn, m):
+    """get_table() of a result larger than work_mem, three times in one
+    session; an update's after image shares the unchanged columns' values
+    with its before image."""
+    ack_all(conn)
+    table = '%s.big' % MDB
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, k INT, c VARCHAR(60), pad CHAR(20), amt DECIMAL(12,2), '
+          'ts DATETIME(6), doc JSON)' % table)
+    q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (big) FROM SERVER tsrc INTO ft' % MDB)
+    n = 3000
+    for first in range(1, n + 1, 500):
+        rows = []
+        for i in range(first, first + 500):
+            rows.append("(%d, %d, 'c%d-%s', 'p%d', %d.%02d, '2024-01-02 03:04:05.%06d', "
+                        "'{\"id\": %d, \"s\": %d.%d, \"t\": [\"x%d\", %d], \"o\": {\"b\": %s}}')"
+                        % (i, i * 7, i, 'abc' * (i % 15), i % 97, i * 3, i % 100, i,
+                           i, i % 1000, i % 10, i, i % 10000, 'true' if i & 1 else 'null'))
+        mx(m, 'INSERT INTO %s VALUES %s' % (table, ', '.join(rows)))
+    inserted = {r[0]: r[1:] for r in mx(m, 'SELECT id, k, c, pad, CAST(amt AS CHAR), '
+                                           "DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s.%f'), doc FROM " + table)}
+    # updates that leave c, pad, amt and ts as they were, and some that change c
+    mx(m, "UPDATE %s SET k = k + 1, doc = JSON_SET(doc, '$.u', 1) WHERE id %% 2 = 0" % table)
+    mx(m, "UPDATE %s SET c = CONCAT(c, 'z') WHERE id %% 5 = 0" % table)
+    final = {r[0]: r[1:] for r in mx(m, 'SELECT id, k, c, pad, CAST(amt AS CHAR), '
+                                        "DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s.%f'), doc FROM " + table)}
+    nupd = len([i for i in final if i % 2 == 0]) + len([i for i in final if i % 5 == 0])
+    total = n + 2 * nupd
+    wait_rows(conn, 'SELECT count(*) FROM ft.big', total, '%d typed rows of big' % total)
+    cols = "id, _binlog_image, k, c, pad, amt::text, to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US'), doc::text"
+    order = "ORDER BY _binlog_seq, _binlog_image = 'after'"
+    peek = q(conn, 'SELECT %s FROM ft.big %s' % (cols, order))
+    gt = 'SELECT %s FROM binlog_fdw.get_table(%%s, NULL::ft.big, 100000) %s' % (cols, order)
+    # work_mem 64MB, then 64kB three times (a result past work_mem)
+    q(conn, "SET work_mem = '64MB'")
+    try:
+        plain = q(conn, gt, ('tsrc',))
+        q(conn, 'SELECT binlog_fdw.rollback(%s)', ('tsrc',))
+        q(conn, "SET work_mem = '64kB'")
+        kept = []
+        for _ in range(3):
+            kept.append(q(conn, gt, ('tsrc',)))
+            q(conn, 'SELECT binlog_fdw.rollback(%s)', ('tsrc',))
+    finally:
+        q(conn, 'RESET work_mem')
+    check(len(peek) == total, 'typed rows of big: %d, want %d' % (len(peek), total))
+    check(plain == peek, 'get_table rows differ from the peek: %s' % short(
+        [(a, b) for a, b in zip(plain, peek) if a != b][:2], 600))
+    for r, rows in enumerate(kept):
+        check(rows == peek, 'get_table rows beyond work_mem (call %d) differ from the peek: %s' % (
+            r + 1, short([(a, b) for a, b in zip(rows, peek) if a != b][:2], 600)))
+
+    def want(v):
+        k, c, pad, amt, ts, doc = v
+        return (k, c, pad, amt, ts, q1(conn, 'SELECT %s::jsonb::text', (doc,)))
+    first, last = {}, {}
+    for row in peek:
+        first.setdefault(row[0], row[2:])
+        last[row[0]] = row[2:]
+    bad = [i for i in sorted(final) if last[i] != want(final[i])]
+    check(not bad, 'row %s: typed %s, MariaDB %s' % (
+        bad[:1], bad and short(last[bad[0]], 300), bad and short(want(final[bad[0]]), 300)))
+    bad = [i for i in sorted(inserted) if first[i] != want(inserted[i])]
+    check(not bad, 'row %s: first image %s, inserted %s' % (
+        bad[:1], bad and short(first[bad[0]], 300), bad and short(want(inserted[bad[0]]), 300)))
+    ack_all(conn)
+    log('large: %d typed rows, get_table beyond work_mem 3 times as the peek' % total)
+
+
 def case_hostile(conn, m):
     # names with quotes, spaces, backticks, unicode: imported and read back
     tn = 'we"ird `tab` ä'
@@ -698,7 +772,8 @@ def main():
         print('not ok - typed/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     for name, fn in [('import', case_import), ('values', case_values), ('pushdown', case_pushdown),
-                     ('get-table', case_get_table), ('jsonb', case_jsonb), ('hostile-names', case_hostile),
+                     ('get-table', case_get_table), ('jsonb', case_jsonb), ('get-table-large', case_large),
+                     ('hostile-names', case_hostile),
                      ('stale', case_stale), ('partial-image', case_partial)]:
         t0 = time.monotonic()
         start = log_size()

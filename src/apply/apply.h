@@ -419,6 +419,8 @@ extern PGDLLEXPORT void blpg_loader_main(Datum main_arg);
 
 /* The MySQL connection options of a copy, from the source's (snapshot.c). */
 struct bl_source_options;
+extern void blpg_source_connect_options(const blpg_source_config *cfg, int host,
+										struct bl_source_options *so);
 extern void blpg_snapshot_source_options(const blpg_source_config *cfg,
 										 struct bl_source_options *so);
 

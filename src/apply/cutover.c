@@ -229,9 +229,34 @@ reached(blpg_slot *slot, Oid serverid, const wait_target *t)
 	return done;
 }
 
-/* The source's current end of binlog, asked of the source. */
+/*
+ * The host of the source that the worker streams from (or last tried), as
+ * an index into cfg->hosts; -1 if it has none yet.
+ */
+static int
+streamed_host(blpg_slot *slot, const blpg_source_config *cfg)
+{
+	char		label[BLPG_HOST_LEN];
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	strlcpy(label, slot->source_host, sizeof(label));
+	LWLockRelease(&slot->lock);
+	for (int i = 0; i < cfg->nhosts; i++)
+		if (strcmp(cfg->hosts[i].label, label) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * The source's current end of binlog, asked of the source now.  With one
+ * host, its binlog position.  With several hosts (the worker follows a
+ * failover by GTID), a binlog position names a place in one server's
+ * binlog only, and the acknowledged position may be in another's: the
+ * target is the GTID state of the host the worker streams from (the one
+ * it follows as the primary), never of another host, which may be behind.
+ */
 static void
-source_target(ForeignServer *server, wait_target *t)
+source_target(ForeignServer *server, blpg_slot *slot, wait_target *t)
 {
 	blpg_source_config *cfg = blpg_load_config(server->serverid, GetUserId());
 	bl_source_options so;
@@ -241,31 +266,50 @@ source_target(ForeignServer *server, wait_target *t)
 	char	   *gtid = NULL;
 	uint64_t	pos = 0;
 	int			rc = -1;
+	int			host = 0;
 
+	if (cfg->nhosts > 1)
+	{
+		host = streamed_host(slot, cfg);
+		if (host < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("source \"%s\" has several hosts and its worker has not connected to one yet",
+							server->servername),
+					 errdetail("The end of binlog to wait for is read from the host the worker streams from."),
+					 errhint("Start the source (binlog_fdw.start()) and wait until its status shows a source_host, or give wait_for() a GTID target.")));
+	}
 	memset(&err, 0, sizeof(err));
-	bl_source_options_init(&so);
-	so.host = cfg->hosts[0].host;
-	so.port = (unsigned) cfg->hosts[0].port;
-	so.user = cfg->user;
-	so.password = cfg->password;
-	so.connect_timeout = cfg->connect_timeout;
-	so.ssl_mode = cfg->ssl_mode;
-	so.ssl_ca = cfg->ssl_ca;
-	so.ssl_cert = cfg->ssl_cert;
-	so.ssl_key = cfg->ssl_key;
+	blpg_source_connect_options(cfg, host, &so);
 	src = bl_source_connect(&so, &err);
 	if (src != NULL)
 	{
 		rc = bl_source_current_position(src, file, sizeof(file), &pos, &gtid, &err);
 		bl_source_close(src);
-		free(gtid);				/* the position is what is waited for */
 	}
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("could not read the current position of source \"%s\": %s",
-						server->servername, err.message),
+				 errmsg("could not read the current position of source \"%s\" on host %s: %s",
+						server->servername, cfg->hosts[host].label, err.message),
 				 errhint("Give wait_for() a target instead.")));
+	if (cfg->nhosts > 1)
+	{
+		char	   *text = pstrdup(gtid ? gtid : "");
+
+		free(gtid);
+		if (text[0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("host %s of source \"%s\" reports no GTID state at its end of binlog %s:%llu",
+							cfg->hosts[host].label, server->servername, file,
+							(unsigned long long) pos),
+					 errdetail("A source with several hosts is followed by GTID; a binlog position of one host cannot be compared with another's."),
+					 errhint("Enable GTIDs on the source, or give wait_for() a target.")));
+		parse_target(server->servername, text, t);
+		return;
+	}
+	free(gtid);					/* one host: its position is what is waited for */
 	memset(t, 0, sizeof(*t));
 	t->kind = TARGET_POSITION;
 	t->file = pstrdup(file);
@@ -292,7 +336,7 @@ binlog_fdw_wait_for(PG_FUNCTION_ARGS)
 				 errmsg("timeout_seconds must be between 0 and 86400")));
 	slot = blpg_consumer_slot(name, &server);
 	if (PG_ARGISNULL(1))
-		source_target(server, &t);
+		source_target(server, slot, &t);
 	else
 		parse_target(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), &t);
 

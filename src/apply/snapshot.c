@@ -1726,23 +1726,43 @@ blpg_snapshot_seed_history(Oid serverid, const char *server_name, bl_snapshot *s
 }
 
 /*
+ * The MySQL connection options of the source's host number host (0-based),
+ * or with host -1 of its whole "host" option: the client library tries
+ * the entries of a list in order.
+ */
+void
+blpg_source_connect_options(const blpg_source_config *cfg, int host,
+							struct bl_source_options *so)
+{
+	bl_source_options_init(so);
+	if (host >= 0 && host < cfg->nhosts)
+	{
+		so->host = cfg->hosts[host].host;
+		so->port = (unsigned) cfg->hosts[host].port;
+	}
+	else
+	{
+		so->host = cfg->host;
+		so->port = (unsigned) cfg->port;
+	}
+	so->user = cfg->user;
+	so->password = cfg->password;
+	so->connect_timeout = cfg->connect_timeout;
+	so->ssl_mode = cfg->ssl_mode;
+	so->ssl_ca = cfg->ssl_ca;
+	so->ssl_cert = cfg->ssl_cert;
+	so->ssl_key = cfg->ssl_key;
+}
+
+/*
  * The MySQL connection options of a copy (snapshot(), sync_table(), load(),
  * verify()): the source's, with a read timeout long enough for a big table.
  */
 void
 blpg_snapshot_source_options(const blpg_source_config *cfg, struct bl_source_options *so)
 {
-	bl_source_options_init(so);
-	so->host = cfg->host;
-	so->port = (unsigned) cfg->port;
-	so->user = cfg->user;
-	so->password = cfg->password;
-	so->connect_timeout = cfg->connect_timeout;
+	blpg_source_connect_options(cfg, -1, so);
 	so->read_timeout = 3600;
-	so->ssl_mode = cfg->ssl_mode;
-	so->ssl_ca = cfg->ssl_ca;
-	so->ssl_cert = cfg->ssl_cert;
-	so->ssl_key = cfg->ssl_key;
 	/* the GTID set at a MySQL copy's position is read by a dump */
 	so->server_id = (uint32_t) cfg->server_id;
 	so->snapshot_lock = cfg->snapshot_lock;

@@ -538,6 +538,44 @@ def case_switch(seed):
     require(re.search(r'(^|,)0-2-\d+', PG.status(run.server)['gtid_state']) and
             re.search(r'(^|,)1-2-\d+', PG.status(run.server)['gtid_state']),
             "the GTID state does not hold B's transactions of both domains")
+    check_wait_for_streamed_host(run)
+
+
+def wait_for_null(server, timeout):
+    return PG.query('SELECT binlog_fdw.wait_for(%s, NULL, %s)', (server, timeout))[0][0]
+
+
+def check_wait_for_streamed_host(run):
+    """wait_for(server, NULL) of a source with several hosts waits for the
+    end of binlog of the host the worker streams from (B), compared by GTID:
+    not of the first host of the list (A), which is down and then up again
+    but behind B."""
+    require(wait_for_null(run.server, 10) is True,
+            'wait_for(NULL) is not true with all of B acknowledged (A is down)')
+    A.start()
+    w = run.writers[0]
+    w.run(ntxns=1)
+    w.close()
+    b_pos = gtid_pos(B)
+    wait_status(run.server, lambda s: (s['read_file'], s['read_pos']) == B.master_status(), 20,
+                "the worker to read B's new transaction")
+    require(wait_for_null(run.server, 1) is False,
+            "wait_for(NULL) is true before B's transaction at %s is acknowledged (A is at %s)"
+            % (short(b_pos, 200), short(gtid_pos(A), 200)))
+    conn = PG.connect(autocommit=False)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT batch_id FROM binlog_fdw.get(%s, 100000, 2000)', (run.server,))
+            rows = cur.fetchall()
+            require(rows, "get() returned nothing of B's new transaction")
+            cur.execute('SELECT binlog_fdw.ack(%s, %s)', (run.server, rows[0][0]))
+        conn.commit()
+    finally:
+        conn.close()
+    require(wait_for_null(run.server, 10) is True,
+            "wait_for(NULL) is not true after B's new transaction was acknowledged")
+    log('switch: wait_for(NULL) follows B (%s), not A (%s)'
+        % (short(b_pos, 200), short(gtid_pos(A), 200)))
 
 
 @case('partial-ack')

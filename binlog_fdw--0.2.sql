@@ -921,3 +921,8 @@ AS 'MODULE_PATHNAME', 'binlog_fdw_parallel_apply_stats' LANGUAGE C STRICT;
 COMMENT ON FUNCTION parallel_apply_stats(text) IS
   'parallel apply of a source: apply workers, transactions dispatched to them, most applying at once, dispatches that waited for a key, transactions applied serially as barriers';
 REVOKE ALL ON FUNCTION parallel_apply_stats(text) FROM PUBLIC;
+
+-- The GTID state at a copy's position (snapshot(), sync_table()): on a
+-- source with several hosts, a change is in the copy if its GTID is in
+-- this state (a binlog position names a place in one server's binlog).
+ALTER TABLE table_mapping ADD COLUMN sync_gtid text;

@@ -246,6 +246,9 @@ typedef struct blpg_load_chunk
 	Oid			relid;			/* the target */
 } blpg_load_chunk;
 
+/* Error unless the source has one host (a chunked load places by position). */
+extern void blpg_load_require_one_host(const blpg_source_config *cfg);
+
 /*
  * Copy source ("db.table") from the open snapshot snap (at file:pos) into
  * its target in the current transaction: all of it (chunk NULL, as

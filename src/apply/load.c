@@ -758,6 +758,24 @@ blpg_load_tables(const char *server_name, Oid serverid, const bl_source_options 
 }
 
 /*
+ * A chunked load places each change against its chunk by binlog position
+ * (target.c), which names a place in one server's binlog: a source with
+ * several hosts, whose worker may stream from another server than the
+ * chunk was read from, cannot be loaded in chunks.
+ */
+void
+blpg_load_require_one_host(const blpg_source_config *cfg)
+{
+	if (cfg->nhosts > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source \"%s\" has %d hosts, and a chunked load needs one",
+						cfg->server_name, cfg->nhosts),
+				 errdetail("Its chunks are placed by binlog positions of one server, and the worker may stream from another."),
+				 errhint("Copy the tables with binlog_fdw.snapshot(), which records the GTID state, or load while the source has one host.")));
+}
+
+/*
  * The reload after a lost position (reload.c): copy source again, chunk
  * by chunk, if its mapping row still shows the load the reload marked (a
  * load with no chunk yet: the first chunk truncates the target) or one it
@@ -870,6 +888,7 @@ binlog_fdw_load(PG_FUNCTION_ARGS)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
 	cfg = blpg_load_config(server->serverid, GetUserId());
+	blpg_load_require_one_host(cfg);
 	blpg_apply_options_load(server->serverid, &opts);
 	blpg_snapshot_source_options(cfg, &so);
 	deconstruct_array(tables, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);

@@ -127,7 +127,7 @@ mark_pending_fn(void *arg)
 							  "(server_name, source_schema, source_table, load_key_hi, load_file, load_pos, load_rows) "
 							  "VALUES ($1, $2, $3, '{}', '{}', '{}', '{}') "
 							  "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
-							  "SET sync_file = NULL, sync_pos = NULL, load_key_hi = '{}', load_file = '{}', "
+							  "SET sync_file = NULL, sync_pos = NULL, sync_gtid = NULL, load_key_hi = '{}', load_file = '{}', "
 							  "load_pos = '{}', load_rows = '{}', load_digest = NULL, load_created = NULL, "
 							  "load_key_columns = NULL, load_estimate = NULL, load_split = NULL, "
 							  "load_range = NULL, synced_at = now()",

@@ -778,6 +778,7 @@ typedef struct snapshot_mapping
 	char	   *target_table;
 	const char *file;			/* the snapshot's position, to write */
 	uint64		pos;
+	const char *gtid;			/* the GTID state there, NULL or "": not read */
 } snapshot_mapping;
 
 static void
@@ -806,8 +807,9 @@ static void
 mapping_write_fn(void *arg)
 {
 	snapshot_mapping *m = arg;
-	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
-	Datum		vals[7];
+	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		vals[8];
+	char		nulls[8] = "       ";
 
 	vals[0] = CStringGetTextDatum(m->server_name);
 	vals[1] = CStringGetTextDatum(m->db);
@@ -816,20 +818,24 @@ mapping_write_fn(void *arg)
 	vals[4] = CStringGetTextDatum(m->target_table);
 	vals[5] = CStringGetTextDatum(m->file);
 	vals[6] = Int64GetDatum((int64) m->pos);
+	vals[7] = m->gtid && m->gtid[0] ? CStringGetTextDatum(m->gtid) : (Datum) 0;
+	nulls[7] = m->gtid && m->gtid[0] ? ' ' : 'n';
 	/* a whole copy replaces a chunked load (0.1's table has no chunks) */
 	if (SPI_execute_with_args(psprintf("INSERT INTO binlog_fdw.table_mapping AS m "
 									   "(server_name, source_schema, source_table, target_schema, target_table, "
-									   "sync_file, sync_pos, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) "
+									   "sync_file, sync_pos, synced_at%s) VALUES ($1, $2, $3, $4, $5, $6, $7, now()%s) "
 									   "ON CONFLICT (server_name, source_schema, source_table) DO UPDATE "
 									   "SET target_schema = excluded.target_schema, target_table = excluded.target_table, "
 									   "sync_file = excluded.sync_file, sync_pos = excluded.sync_pos, "
 									   "synced_at = excluded.synced_at%s",
+									   blpg_tables_legacy() ? "" : ", sync_gtid",
+									   blpg_tables_legacy() ? "" : ", $8",
 									   blpg_tables_legacy() ? "" :
 									   ", load_key_hi = NULL, load_file = NULL, load_pos = NULL, "
 									   "load_rows = NULL, load_digest = NULL, load_created = NULL, "
 									   "load_key_columns = NULL, load_estimate = NULL, "
-									   "load_split = NULL, load_range = NULL"),
-							  7, types, vals, NULL, false, 0) != SPI_OK_INSERT)
+									   "load_split = NULL, load_range = NULL, sync_gtid = excluded.sync_gtid"),
+							  blpg_tables_legacy() ? 7 : 8, types, vals, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the snapshot position of %s.%s", m->db, m->table);
 }
 
@@ -945,7 +951,7 @@ static Oid	copy_into = InvalidOid;
 static table_result
 load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		   const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos,
-		   blpg_load_chunk *chunk)
+		   const char *gtid, blpg_load_chunk *chunk)
 {
 	table_result res;
 	char	   *db,
@@ -1264,6 +1270,7 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		mapping.target_table = target_table;
 		mapping.file = file;
 		mapping.pos = pos;
+		mapping.gtid = gtid;
 		blpg_run_as_owner(mapping_write_fn, &mapping);
 	}
 	return res;
@@ -1378,7 +1385,7 @@ blpg_load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				blpg_load_chunk *chunk)
 {
 	snapshot_ddl_raced = false;
-	(void) load_table(server_name, snap, source, opts, truncate, file, pos, chunk);
+	(void) load_table(server_name, snap, source, opts, truncate, file, pos, NULL, chunk);
 }
 
 bool
@@ -1529,7 +1536,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 
 			if (snap == NULL ||
 				bl_snapshot_start(snap, locked, nlocked, file, sizeof(file), &pos,
-								  begins ? &raw : NULL, &err) != 0)
+								  begins || cfg->nhosts > 1 ? &raw : NULL, &err) != 0)
 			{
 				int			code = blpg_snapshot_start_errcode(snap);
 				const char *hint = blpg_snapshot_start_hint(snap, NULL);
@@ -1563,7 +1570,7 @@ binlog_fdw_snapshot(PG_FUNCTION_ARGS)
 					continue;
 
 				src = TextDatumGetCString(elems[i]);
-				lr = load_table(name, snap, src, &opts, truncate, file, pos, NULL);
+				lr = load_table(name, snap, src, &opts, truncate, file, pos, gtid, NULL);
 				/* SPI's memory goes at SPI_finish: keep the result outside */
 				spi_cxt = MemoryContextSwitchTo(cxt);
 				r = palloc(sizeof(table_result));
@@ -1817,7 +1824,7 @@ blpg_snapshot_copy_into(const char *server_name, bl_snapshot *snap, const char *
 	copy_into = into;
 	PG_TRY();
 	{
-		r = load_table(server_name, snap, source, opts, false, "", 0, NULL);
+		r = load_table(server_name, snap, source, opts, false, "", 0, NULL, NULL);
 	}
 	PG_FINALLY();
 	{

@@ -42,6 +42,8 @@
  */
 #include "apply/apply.h"
 
+#include "bl_gtid_set.h"
+#include "bl_gtid_state.h"
 #include "bl_value_text.h"
 
 #include "access/table.h"
@@ -49,6 +51,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_index.h"
+#include "commands/defrem.h"
 #include "commands/trigger.h"
 #include "executor/execPartition.h"
 #include "executor/executor.h"
@@ -87,6 +90,7 @@ typedef struct table_mapping
 	bool		has_sync;
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
+	char	   *sync_gtid;		/* the GTID state there, NULL: not known */
 	bool		skip;
 	int			nchunks;		/* a chunked load's chunks (load.c), in key order */
 	bool		load_pending;	/* a load that has copied no chunk yet: every
@@ -138,6 +142,8 @@ struct blpg_target
 	bool		has_sync;
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
+	char	   *sync_gtid;
+	bool		by_gtid;		/* the source has several hosts */
 	int			nchunks;		/* a chunked load: see table_mapping */
 	bool		load_pending;	/* ... that has no chunk yet: skip every change */
 	int			chunk_nkey;
@@ -203,6 +209,7 @@ struct blpg_targets
 	blpg_target *pending;		/* the target with buffered inserts */
 	List	   *touched;		/* OIDs of the tables that got rows */
 	blpg_filter *filters;		/* binlog_fdw.filters of the source */
+	bool		by_gtid;		/* several hosts: copies placed by GTID */
 };
 
 typedef struct target_entry
@@ -243,9 +250,9 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 /* 0.1's table_mapping (before ALTER EXTENSION UPDATE) has no load columns */
 #define MAPPING_COLUMNS (blpg_tables_legacy() ? \
 	MAPPING_COLUMNS_OF("NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text, " \
-					   "NULL::text[], NULL::integer[]") : \
+					   "NULL::text[], NULL::integer[], NULL::text") : \
 	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns, history_table, " \
-					   "load_split, load_range"))
+					   "load_split, load_range, sync_gtid"))
 
 /* A chunk's bound: nkey integers, comma-separated. */
 static bool
@@ -392,6 +399,8 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 	strlcpy(m->sync_file, s ? s : "", sizeof(m->sync_file));
 	s = SPI_getvalue(tup, desc, 8);
 	m->sync_pos = s ? strtoull(s, NULL, 10) : 0;
+	s = SPI_getvalue(tup, desc, 17);
+	m->sync_gtid = s && s[0] ? s : NULL;
 	s = SPI_getvalue(tup, desc, 9);
 	m->skip = s && s[0] == 't';
 	s = SPI_getvalue(tup, desc, 14);
@@ -565,6 +574,27 @@ load_mappings(blpg_targets *ts)
 	blpg_run_as_owner(load_mappings_fn, ts);
 }
 
+/*
+ * Has the source several hosts?  Its worker then follows a failover by
+ * GTID, and a binlog position names a place in one server's binlog only.
+ */
+static bool
+source_has_hosts(Oid serverid)
+{
+	ForeignServer *server = GetForeignServer(serverid);
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = lfirst(lc);
+		blpg_host  *hosts;
+
+		if (strcmp(def->defname, "host") == 0)
+			return blpg_hosts_parse(defGetString(def), 0, &hosts) > 1;
+	}
+	return false;
+}
+
 blpg_targets *
 blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 {
@@ -573,6 +603,7 @@ blpg_targets_create(const char *server_name, const blpg_apply_options *opts)
 
 	ts->server_name = pstrdup(server_name);
 	ts->serverid = GetForeignServerByName(server_name, false)->serverid;
+	ts->by_gtid = source_has_hosts(ts->serverid);
 	ts->opts = opts;
 	ts->cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw targets",
 									ALLOCSET_DEFAULT_SIZES);
@@ -966,7 +997,9 @@ build_target(blpg_targets *ts, blpg_target *tg, const bl_table *t)
 		tg->has_sync = true;
 		strlcpy(tg->sync_file, m->sync_file, sizeof(tg->sync_file));
 		tg->sync_pos = m->sync_pos;
+		tg->sync_gtid = m->sync_gtid;
 	}
+	tg->by_gtid = ts->by_gtid;
 	tg->chunk_key_src[0] = -1;
 	tg->load_pending = m && m->load_pending;
 	if (m && m->nchunks > 0)
@@ -1166,6 +1199,78 @@ change_before(const blpg_entry_view *v, const char *file, uint64 pos)
 }
 
 /*
+ * Is the change of v in a copy taken at file:pos, where the source's GTID
+ * state was gtid_state (NULL: not known)?  With one host, if it comes
+ * before that position.  With several hosts the change may come from
+ * another server than the copy, whose binlog positions say nothing of the
+ * copy's: it is in the copy if its GTID is in the copy's GTID state
+ * (MariaDB: its domain's sequence number there is at least the change's,
+ * as a replica resuming at that state decides; MySQL: the set holds it).
+ * A copy without a GTID state cannot be placed: an error, never a guess.
+ */
+static bool
+copy_holds(bool by_gtid, const char *table, const blpg_entry_view *v,
+		   const char *file, uint64 pos, const char *gtid_state)
+{
+	char	   *gtid;
+	bool		in;
+	bl_maria_gtid *g = NULL;
+	size_t		ng = 0;
+	bl_error	merr;
+
+	if (!by_gtid)
+		return change_before(v, file, pos);
+	gtid = pnstrdup(v->gtid, v->e->gtid_len);
+	if (gtid_state == NULL || gtid[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot tell whether a change of MySQL table %s at %s:%llu is in its copy",
+						table, pnstrdup(v->file, v->e->file_len),
+						(unsigned long long) v->e->event_pos),
+				 errdetail("The source has several hosts, so a change is placed by its GTID, but %s.",
+						   gtid_state == NULL ?
+						   psprintf("the copy, taken at %s:%llu, has no GTID state recorded", file,
+									(unsigned long long) pos) :
+						   "the change has no GTID"),
+				 errhint("Copy the table again with binlog_fdw.snapshot() (it records the GTID state), or give the source one host.")));
+	memset(&merr, 0, sizeof(merr));
+	if (bl_maria_gtid_list_parse(gtid, strlen(gtid), &g, &ng, &merr) == 0 && ng == 1)
+	{
+		bl_maria_gtid *st = NULL;
+		size_t		nst = 0;
+
+		if (bl_maria_gtid_list_parse(gtid_state, strlen(gtid_state), &st, &nst, &merr) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the GTID state \"%s\" of the copy of MySQL table %s is not a MariaDB GTID list: %s",
+							gtid_state, table, merr.message)));
+		in = false;
+		for (size_t i = 0; i < nst; i++)
+			if (st[i].domain == g[0].domain && st[i].seq >= g[0].seq)
+				in = true;
+		free(st);
+	}
+	else
+	{
+		bl_error	err;
+		bl_gtid_set *set;
+
+		memset(&err, 0, sizeof(err));
+		set = bl_gtid_set_parse(gtid_state, strlen(gtid_state), &err);
+		if (set == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the GTID state \"%s\" of the copy of MySQL table %s is not a MySQL GTID set: %s",
+							gtid_state, table, err.message)));
+		in = bl_gtid_set_contains(set, gtid);
+		bl_gtid_set_free(set);
+	}
+	free(g);
+	pfree(gtid);
+	return in;
+}
+
+/*
  * A change of a table loaded by snapshot() / sync_table() is in the copy if
  * it comes before the copy's consistent position (the end of the last
  * transaction the copy holds): it is skipped for that table only.
@@ -1175,7 +1280,8 @@ blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
 {
 	if (!target->has_sync)
 		return false;
-	return change_before(v, target->sync_file, target->sync_pos);
+	return copy_holds(target->by_gtid, target->src_name, v, target->sync_file,
+					  target->sync_pos, target->sync_gtid);
 }
 
 /*
@@ -1207,6 +1313,15 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 	int			r = 0;
 	int128		key[BLPG_CHUNK_KEY_MAX];
 
+	/* chunks are placed by binlog position: of one server (load.c) */
+	if (tg->by_gtid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot tell whether a change of MySQL table %s at %s:%llu is in its chunked load",
+						tg->src_name, pnstrdup(v->file, v->e->file_len),
+						(unsigned long long) v->e->event_pos),
+				 errdetail("The source has several hosts, and the chunks of a load are placed by binlog positions of one server."),
+				 errhint("Copy the table again with binlog_fdw.snapshot(), or give the source one host.")));
 	if (tg->chunk_key_src[0] < 0)
 		return change_before(v, tg->chunk_file[0], tg->chunk_pos[0]);
 	for (int c = 0; c < tg->chunk_nkey; c++)
@@ -1311,7 +1426,8 @@ blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
 	blpg_run_as_owner(refresh_mapping_fn, &ra);
 	snprintf(key, sizeof(key), "%s.%s", schema, table);
 	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
-	return m && m->has_sync && change_before(v, m->sync_file, m->sync_pos);
+	return m && m->has_sync && copy_holds(ts->by_gtid, key, v, m->sync_file, m->sync_pos,
+										   m->sync_gtid);
 }
 
 /* ---- rows ---- */

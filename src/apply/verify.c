@@ -205,6 +205,14 @@ binlog_fdw_verify(PG_FUNCTION_ARGS)
 
 	/* 1. the source at one position */
 	cfg = blpg_load_config(server->serverid, GetUserId());
+	/* "exactly up to the position" is a place in one server's binlog */
+	if (cfg->nhosts > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("verify() of source \"%s\" needs one host, it has %d",
+						server->servername, cfg->nhosts),
+				 errdetail("verify() applies exactly up to the binlog position of its copy, which names a place in one server's binlog; the worker may stream from another host."),
+				 errhint("Verify while the source has one host.")));
 	blpg_snapshot_source_options(cfg, &so);
 	memset(&err, 0, sizeof(err));
 	locked = blpg_snapshot_tables(names, &nlocked);

@@ -1143,6 +1143,13 @@ def case_apply_after_failover(seed):
     require(got2 == want2, 't2 after the failover: PostgreSQL has %s, B has %s' % (got2, want2))
     log('apply-after-failover: %d rows equal to B; the copy was at %s:%s of A, B is at %s:%s'
         % (n, sync_file, sync_pos, st['read_file'], st['read_pos']))
+    # verify() applies exactly up to a binlog position: refused here
+    try:
+        PG.query('SELECT * FROM binlog_fdw.verify(%s, ARRAY[%s])', (server, db + '.t'))
+        raise CaseFailure('verify() of a source with two hosts did not fail')
+    except psycopg2.Error as e:
+        require(e.pgcode == '0A000' and 'needs one host' in str(e),
+                'verify() of a source with two hosts: %s %s' % (e.pgcode, str(e).strip()))
     # a chunked load places changes by binlog position: refused here
     try:
         PG.execute('CALL binlog_fdw.load(%s, ARRAY[%s])', (server, db + '.t'))

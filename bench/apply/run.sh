@@ -29,6 +29,8 @@
 #                   mariadb-replica-parallel (slave_parallel_threads = 4, optimistic)
 #   --phases LIST   subset of throughput,latency,memory (default all)
 #   --rate R, --lat-seconds S, --mem-sizes LIST   latency and memory settings
+#   --lat-workers LIST  binlog_fdw.apply_workers values the latency phase runs
+#                   with, round by round (default 1: serial; e.g. 1,4)
 #   --small         a 100x smaller workload and small memory sizes (smoke test;
 #                   results go to $BLF_RUN/bench/reports-small)
 #   --regen         rebuild the cached workload
@@ -62,6 +64,7 @@ KEEP=0
 PROFILE=auto
 RATE=1000
 LAT_SECONDS=30
+LAT_WORKERS=1
 MEM_SIZES=1,16,256,1024
 TABLES=standard,wide
 TABLE=
@@ -75,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--phases) PHASES=${2:?--phases needs a value}; shift ;;
 	--rate) RATE=${2:?}; shift ;;
 	--lat-seconds) LAT_SECONDS=${2:?}; shift ;;
+	--lat-workers) LAT_WORKERS=${2:?}; shift ;;
 	--mem-sizes) MEM_SIZES=${2:?}; shift ;;
 	--small) SMALL=1 ;;
 	--regen) REGEN=1 ;;
@@ -200,7 +204,7 @@ $PY "$HERE/apply.py" --runs "$RUNS" --tools "$TOOLS" --phases "$PHASES" \
 	--src-port "$BENCH_SRC_PORT" --lat-port "$BENCH_LAT_PORT" \
 	--end-file "$END_FILE" --end-pos "$END_POS" --last-commit "$LAST_COMMIT" \
 	--w-rows "$W_ROWS" --w-upd "$W_UPD" --w-del "$W_DEL" \
-	--rate "$RATE" --lat-seconds "$LAT_SECONDS" --mem-sizes "$MEM_SIZES" \
+	--rate "$RATE" --lat-seconds "$LAT_SECONDS" --lat-workers "$LAT_WORKERS" --mem-sizes "$MEM_SIZES" \
 	--cache "$CACHE" --pgw "$PGW" --results "$RESULTS" --pg-options "${PG_BENCH_OPTS[*]}" --profile "$PROFILE" \
 	--name "$NAME" --table-name "$W_TNAME"
 rc=$?

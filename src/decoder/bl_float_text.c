@@ -192,8 +192,8 @@ bl_shortest_format_g(const bl_shortest *s, int min_prec, char *buf)
 		if (s->ndig > 1)
 		{
 			buf[n++] = '.';
-			memcpy(buf + n, s->digits + 1, (size_t) s->ndig - 1);
-			n += (size_t) s->ndig - 1;
+			for (int i = 1; i < s->ndig; i++)
+				buf[n++] = s->digits[i];
 		}
 		buf[n++] = 'e';
 		buf[n++] = x < 0 ? '-' : '+';
@@ -208,8 +208,8 @@ bl_shortest_format_g(const bl_shortest *s, int min_prec, char *buf)
 		buf[n++] = '.';
 		for (int i = x; i < -1; i++)
 			buf[n++] = '0';
-		memcpy(buf + n, s->digits, (size_t) s->ndig);
-		n += (size_t) s->ndig;
+		for (int i = 0; i < s->ndig; i++)
+			buf[n++] = s->digits[i];
 	}
 	else
 	{
@@ -218,8 +218,8 @@ bl_shortest_format_g(const bl_shortest *s, int min_prec, char *buf)
 		if (s->ndig > x + 1)
 		{
 			buf[n++] = '.';
-			memcpy(buf + n, s->digits + x + 1, (size_t) (s->ndig - x - 1));
-			n += (size_t) (s->ndig - x - 1);
+			for (int i = x + 1; i < s->ndig; i++)
+				buf[n++] = s->digits[i];
 		}
 	}
 	return n;

@@ -217,7 +217,6 @@ static void
 put_float(bl_buf *b, double d, bool single)
 {
 	bl_shortest s;
-	char		tmp[BL_SHORTEST_TEXT_MAX];
 
 	if (!isfinite(d))
 	{
@@ -228,7 +227,11 @@ put_float(bl_buf *b, double d, bool single)
 		bl_shortest_float((float) d, &s);
 	else
 		bl_shortest_double(d, &s);
-	bl_buf_append(b, tmp, bl_shortest_format_g(&s, single ? 6 : 15, tmp));
+	/* formatted in place: no copy of a small text through memcpy() */
+	if (BL_UNLIKELY(!bl_buf_reserve(b, BL_SHORTEST_TEXT_MAX)))
+		return;
+	b->len += bl_shortest_format_g(&s, single ? 6 : 15, b->data + b->len);
+	b->data[b->len] = '\0';
 }
 
 static bool

@@ -224,3 +224,51 @@ bl_shortest_format_g(const bl_shortest *s, int min_prec, char *buf)
 	}
 	return n;
 }
+
+size_t
+bl_shortest_text_g(double d, bool single, char *buf)
+{
+	bl_shortest s;
+	int			len;
+	double		a = d < 0 ? -d : d;
+
+	/*
+	 * Ryu prints fixed notation for decimal exponents -4 .. 14 (float: ..
+	 * 5), as %g does for them at least at precision 15 (6), with the same
+	 * digits; there the value is below 2^52 (2^23), where the rounding
+	 * interval's bounds have binary places and so more digits than Ryu's
+	 * (midpoint_if_shorter).  Anything else, 'e' in the text, goes the
+	 * long way.  test_float_text checks the two ways agree.
+	 */
+	if (single)
+		len = float_to_shortest_decimal_bufn((float) d, buf);
+	else
+		len = double_to_shortest_decimal_bufn(d, buf);
+	if (a < (single ? 8388608.0 : 4503599627370496.0) && memchr(buf, 'e', (size_t) len) == NULL)
+		return (size_t) len;
+	parse_ryu(buf, len, &s);
+	if (single)
+	{
+		float		f = (float) d;
+		uint32_t	bits;
+		int			be;
+
+		memcpy(&bits, &f, sizeof(bits));
+		be = (int) ((bits >> 23) & 0xff);
+		if (be != 0 && be != 0xff)
+			bounds_if_shorter((bits & ((UINT32_C(1) << 23) - 1)) | (UINT32_C(1) << 23),
+							  be - 150, 23, be == 1, &s);
+	}
+	else
+	{
+		uint64_t	bits;
+		int			be;
+
+		memcpy(&bits, &d, sizeof(bits));
+		be = (int) ((bits >> 52) & 0x7ff);
+		if (be != 0 && be != 0x7ff)
+			bounds_if_shorter((bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52),
+							  be - 1075, 52, be == 1, &s);
+	}
+	return bl_shortest_format_g(&s, single ? 6 : 15, buf);
+}

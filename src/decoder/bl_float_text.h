@@ -38,4 +38,14 @@ extern void bl_shortest_float(float f, bl_shortest *s);
 #define BL_SHORTEST_TEXT_MAX 32
 extern size_t bl_shortest_format_g(const bl_shortest *s, int min_prec, char *buf);
 
+/*
+ * The same text of a finite d: bl_shortest_format_g(min_prec 15) of
+ * bl_shortest_double(d), or with single of bl_shortest_float((float) d)
+ * and min_prec 6, at most BL_SHORTEST_TEXT_MAX bytes.  Faster: when Ryu's
+ * own text is in fixed notation (10^-4 <= |d| < 10^15, resp. 10^6) it is
+ * already that text, and the rounding bounds cannot give a shorter form
+ * there, so it is taken as it is.
+ */
+extern size_t bl_shortest_text_g(double d, bool single, char *buf);
+
 #endif							/* BL_FLOAT_TEXT_H */

@@ -216,21 +216,15 @@ bl_timestamp_to_temporal(int64_t sec, uint32_t usec, bl_temporal *t)
 static void
 put_float(bl_buf *b, double d, bool single)
 {
-	bl_shortest s;
-
 	if (!isfinite(d))
 	{
 		bl_buf_puts(b, isnan(d) ? "\"NaN\"" : (d > 0 ? "\"Infinity\"" : "\"-Infinity\""));
 		return;
 	}
-	if (single)
-		bl_shortest_float((float) d, &s);
-	else
-		bl_shortest_double(d, &s);
 	/* formatted in place: no copy of a small text through memcpy() */
 	if (BL_UNLIKELY(!bl_buf_reserve(b, BL_SHORTEST_TEXT_MAX)))
 		return;
-	b->len += bl_shortest_format_g(&s, single ? 6 : 15, b->data + b->len);
+	b->len += bl_shortest_text_g(d, single, b->data + b->len);
 	b->data[b->len] = '\0';
 }
 

@@ -184,6 +184,14 @@ check_double(double d)
 				old[64];
 
 	fmt_double(d, got);
+	{
+		char		fast[BL_SHORTEST_TEXT_MAX + 1];
+		size_t		n = bl_shortest_text_g(d, false, fast);
+
+		fast[n] = '\0';
+		if (strcmp(fast, got) != 0)
+			BL_FAIL("%.17g: bl_shortest_text_g gives %s, digits and format %s", d, fast, got);
+	}
 	if (!same_double(strtod(got, NULL), d))
 		BL_FAIL("%.17g printed as %s, which reads back as %.17g", d, got, strtod(got, NULL));
 	else if (!json_number(got))
@@ -210,6 +218,14 @@ check_float(float f)
 				old[64];
 
 	fmt_float(f, got);
+	{
+		char		fast[BL_SHORTEST_TEXT_MAX + 1];
+		size_t		n = bl_shortest_text_g(f, true, fast);
+
+		fast[n] = '\0';
+		if (strcmp(fast, got) != 0)
+			BL_FAIL("float %.9g: bl_shortest_text_g gives %s, digits and format %s", f, fast, got);
+	}
 	if (!same_float(strtof(got, NULL), f))
 		BL_FAIL("float %.9g printed as %s, which reads back as %.9g", f, got, strtof(got, NULL));
 	else if (!json_number(got))
@@ -345,8 +361,20 @@ test_random(void)
 						 (int) ((r >> 40) % 60) - 10);
 				d = strtod(lit, NULL);
 				break;
-			case 4:				/* an integer */
-				d = (double) (int64_t) (r >> (r & 63));
+			case 4:				/* an integer, or near a fixed/exponent boundary */
+				if (r & 1)
+					d = (double) (int64_t) (r >> (r & 63));
+				else
+				{
+					static const double edges[] = {1e-5, 1e-4, 1e6, 1e14, 1e15, 1e16,
+					4503599627370496.0, 8388608.0, 16777216.0};
+
+					d = edges[(r >> 8) % 9] * (1 + ((double) ((int) ((r >> 16) % 2001) - 1000)) * 1e-12);
+					if (r & 2)
+						d = nextafter(edges[(r >> 8) % 9], (r & 4) ? 0 : INFINITY);
+					if (r & 8)
+						d = -d;
+				}
 				break;
 			default:			/* random digits at a random exponent */
 				snprintf(lit, sizeof(lit), "%.*e", (int) (r % 17), ldexp((double) (r >> 11), -53));

@@ -147,7 +147,7 @@ blpg_apply_worker_main(Datum main_arg)
 		blpg_apply_result res;
 		volatile bool failed = false;
 		/* binlog_fdw.apply_workers > 1: parallel, but a barrier or a retry serially */
-		bool		parallel = blpg_apply_workers > 1 && !serial_next;
+		bool		parallel = blpg_apply_workers_effective() > 1 && !serial_next;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -216,7 +216,7 @@ blpg_apply_worker_main(Datum main_arg)
 			FreeErrorData(edata);
 			failed = true;
 			/* the retry is serial: it reports and handles the failing change */
-			serial_next = blpg_apply_workers > 1;
+			serial_next = blpg_apply_workers_effective() > 1;
 		}
 		PG_END_TRY();
 		pgstat_report_activity(STATE_IDLE, NULL);

@@ -14,7 +14,13 @@
  * key does not cover its writes (a keyless target, other unique indexes,
  * triggers, history tables, loads), or a transaction larger than the ring
  * is a barrier: the coordinator waits for all that applies, ends its round
- * and the continuous worker applies it serially (blpg_apply_run).  With a
+ * and the continuous worker applies it serially (blpg_apply_run).  But a
+ * transaction that is a barrier only because some of its rows' keys are
+ * unknown or not compared by value (inserts into a keyless target, keys
+ * of FLOAT/DOUBLE source columns) goes to a worker when the source's own
+ * hint proves it independent of every transaction in flight (the same
+ * MariaDB group commit, or MySQL's logical clock; same binlog file):
+ * hint_allows(); its known keys count as any.  With a
  * backlog, the ready transactions that follow one and meet no key another
  * worker applies go to the same worker (PAR_GROUP at most): it applies them
  * in order in one PostgreSQL transaction, with one position at its end.

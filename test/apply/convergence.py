@@ -1379,8 +1379,6 @@ def hint_compare(db):
 @case('parallel-hint')
 def case_parallel_hint(seed):
     """
-    The default of binlog_fdw.apply_workers is -1, which means
-    min(8, max(1, nproc - 1)) apply workers (parallel_apply_stats).  Then
     apply_workers = 4 on transactions into a keyless table, which only the
     source's own hint lets apply beside others.  Four MariaDB sessions
     write at once with group commit forced (binlog_commit_wait_count):
@@ -1389,7 +1387,9 @@ def case_parallel_hint(seed):
     Then one session without group commit (no commit id) and, four with
     group commit again, transactions that also update keyless rows (a row
     found by its values: never released): no release, barriers counted.
-    Each time, both tables equal MariaDB's.
+    Each time, both tables equal MariaDB's.  At the end: the default of
+    binlog_fdw.apply_workers is -1, which means min(8, max(1, nproc - 1))
+    apply workers (parallel_apply_stats).
     """
     db = 'cv_par_hint'
     server = 's_par_hint'
@@ -1413,16 +1413,6 @@ def case_parallel_hint(seed):
                  120, 'mark %d in PostgreSQL' % marks[0], interval=0.2)
 
     try:
-        # the default, from the machine
-        set_apply_workers(None)
-        nproc = int(subprocess.run(['nproc'], capture_output=True, text=True, check=True).stdout)
-        boot = PG.query("SELECT boot_val FROM pg_settings WHERE name = 'binlog_fdw.apply_workers'")[0][0]
-        require(boot == '-1', 'the default of binlog_fdw.apply_workers is %s, not -1' % boot)
-        ps = parallel_stats(server)
-        require(ps['effective_workers'] == min(8, max(1, nproc - 1)),
-                'apply_workers -1 means %s workers on %d processors' % (ps['effective_workers'], nproc))
-        log('parallel-hint: apply_workers -1 means %d workers (nproc %d)' % (ps['effective_workers'], nproc))
-
         set_apply_workers(PARALLEL_WORKERS)
         # group commits, inserts: released (a backlog first, then streaming)
         hint_writes(db, seed, 'g', True, False)
@@ -1458,7 +1448,19 @@ def case_parallel_hint(seed):
         n = HINT_SESSIONS * HINT_TXNS
         require(ps['barriers'] - before['barriers'] >= n * 3 // 4,
                 '%d keyless transactions made %d barriers' % (n, ps['barriers'] - before['barriers']))
-        return '%d released by their group commit id' % ps['hint_releases']
+        released = ps['hint_releases']
+
+        # the default, from the machine
+        set_apply_workers(None)
+        nproc = int(subprocess.run(['nproc'], capture_output=True, text=True, check=True).stdout)
+        boot = PG.query("SELECT boot_val FROM pg_settings WHERE name = 'binlog_fdw.apply_workers'")[0][0]
+        require(boot == '-1', 'the default of binlog_fdw.apply_workers is %s, not -1' % boot)
+        ps = parallel_stats(server)
+        require(ps['effective_workers'] == min(8, max(1, nproc - 1)),
+                'apply_workers -1 means %s workers on %d processors' % (ps['effective_workers'], nproc))
+        log('parallel-hint: apply_workers -1 means %d workers (nproc %d)' % (ps['effective_workers'], nproc))
+
+        return '%d released by their group commit id' % released
     finally:
         MDB.query('SET GLOBAL binlog_commit_wait_count = 0')
         MDB.query('SET GLOBAL binlog_commit_wait_usec = 100000')

@@ -74,6 +74,10 @@ extern void blpg_apply_run(const char *server_name, int64 max_changes,
  * entries in place in the ring from start_off; *in_txn tracks BEGIN/COMMIT,
  * *stop_before gets the sequence of a DDL that must begin a call instead.
  */
+extern int	blpg_entry_rows_decode(bl_decoder *dec, const blpg_entry_view *v,
+								   bl_event *rows, bl_error *err);
+/* continuous.c: synchronous_commit and session_replication_role of an applier */
+extern void blpg_apply_session_setup(void);
 extern void blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off,
 							   uint64 first, uint64 last, const char *server_name,
 							   bool *in_txn, blpg_apply_result *res,

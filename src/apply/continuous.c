@@ -54,6 +54,21 @@ apply_set_synchronous_commit(void)
 		}
 }
 
+/*
+ * The session of a continuous-mode applier (the continuous worker, the
+ * apply workers of parallel.c): its synchronous_commit, and, as
+ * PostgreSQL's subscription workers, session_replication_role = replica:
+ * only ENABLE REPLICA and ENABLE ALWAYS triggers fire, so foreign keys are
+ * not checked (the source checked them).  apply() called by a user
+ * follows its session.
+ */
+void
+blpg_apply_session_setup(void)
+{
+	apply_set_synchronous_commit();
+	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
 static void
 apply_handle_sigterm(SIGNAL_ARGS)
 {
@@ -131,14 +146,7 @@ blpg_apply_worker_main(Datum main_arg)
 	before_shmem_exit(apply_worker_exit, PointerGetDatum(slot));
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
-	apply_set_synchronous_commit();
-
-	/*
-	 * As PostgreSQL's subscription workers: only ENABLE REPLICA and ENABLE
-	 * ALWAYS triggers fire, so foreign keys are not checked (the source
-	 * checked them).  apply() called by a user follows its session.
-	 */
-	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+	blpg_apply_session_setup();
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
 

@@ -499,10 +499,8 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 				return WS_BARRIER;
 			case BLPG_ENTRY_ROWS:
 				{
-					bl_event	tm,
-								rows;
+					bl_event	rows;
 					bl_error	err;
-					size_t		rows_len = (size_t) bl_load_le(v.payload + e->tablemap_len + 9, 4);
 					bl_row		before,
 								after;
 					blpg_target *tg;
@@ -510,11 +508,7 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 					if (!begun || e->rows_skip != 0 || e->seq_first < first ||
 						e->seq_first + e->nchanges - 1 > last)
 						return WS_BARRIER;
-					memset(&err, 0, sizeof(err));
-					bl_decoder_set_file(dec, v.file, e->file_len);
-					if (bl_decode_event(dec, v.payload, e->tablemap_len, e->event_pos, &tm, &err) != 0 ||
-						bl_decode_event(dec, v.payload + e->tablemap_len, rows_len, e->event_pos,
-										&rows, &err) != 0)
+					if (blpg_entry_rows_decode(dec, &v, &rows, &err) != 0)
 						return WS_BARRIER;	/* the serial path reports it */
 					tg = blpg_target_get(ts, rows.u.rows.table, &v);
 					if (tg == NULL)
@@ -1087,11 +1081,8 @@ blpg_parallel_worker_main(Datum main_arg)
 	slot = &blpg_shared->slots[wsh->slot_index];
 	BackgroundWorkerInitializeConnectionByOid(wsh->dboid, wsh->userid, 0);
 	pgstat_report_appname("binlog_fdw apply worker");
-	/* as the continuous worker (continuous.c) */
-	for (const struct config_enum_entry *o = blpg_synchronous_commit_options; o->name; o++)
-		if (o->val == blpg_continuous_synchronous_commit)
-			SetConfigOption("synchronous_commit", o->name, PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+	/* as the continuous worker */
+	blpg_apply_session_setup();
 	/* a lock another worker holds while it waits for its turn: give up */
 	SetConfigOption("lock_timeout", "10s", PGC_SUSET, PGC_S_OVERRIDE);
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",

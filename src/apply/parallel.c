@@ -597,8 +597,6 @@ hint_merge(inflight *fl, const txn_hint *h)
 		memset(&g->hint, 0, sizeof(g->hint));
 }
 
-
-
 /* A free worker (waiting for one), or an error of the pool. */
 static int
 free_worker(coord *c)

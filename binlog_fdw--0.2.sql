@@ -908,18 +908,21 @@ SELECT p.server, p.tables, p.tables_complete, p.rows_copied, p.rows_estimated,
        END AS eta
   FROM per_server p LEFT JOIN live l USING (server);
 
--- Parallel apply (binlog_fdw.apply_workers > 1) of a continuous source:
--- what its coordinator did since the source started.
+-- Parallel apply (binlog_fdw.apply_workers, -1: from the machine) of a
+-- continuous source: what its coordinator did since the source started,
+-- and the number of apply workers the setting means on this machine.
 CREATE FUNCTION parallel_apply_stats(server text,
     OUT workers integer,
     OUT dispatched bigint,
     OUT max_in_flight integer,
     OUT key_waits bigint,
-    OUT barriers bigint)
+    OUT barriers bigint,
+    OUT hint_releases bigint,
+    OUT effective_workers integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'binlog_fdw_parallel_apply_stats' LANGUAGE C STRICT;
 COMMENT ON FUNCTION parallel_apply_stats(text) IS
-  'parallel apply of a source: apply workers, transactions dispatched to them, most applying at once, dispatches that waited for a key, transactions applied serially as barriers';
+  'parallel apply of a source: apply workers, transactions dispatched to them, most applying at once, dispatches that waited for a key, transactions applied serially as barriers, transactions run beside others on the source''s own dependency hint alone, apply workers binlog_fdw.apply_workers means here (1: serial)';
 REVOKE ALL ON FUNCTION parallel_apply_stats(text) FROM PUBLIC;
 
 -- The GTID state at a copy's position (snapshot(), sync_table()): on a

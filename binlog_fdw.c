@@ -67,11 +67,12 @@ define_session_gucs(void)
 							"1 applies serially in the continuous worker. More: the continuous worker "
 							"hands transactions whose primary keys do not overlap to this many apply "
 							"workers, each committing one source transaction with its position, in "
-							"binlog order; DDL and keyless tables are applied serially.",
+							"binlog order; DDL and keyless tables are applied serially. -1: one per "
+							"processor but one, at most 8 (1 on a 2-core machine).",
 							&blpg_apply_workers,
-							1, 1, 64,
+							-1, -1, 64,
 							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
+							blpg_apply_workers_check, NULL, NULL);
 	DefineCustomIntVariable("binlog_fdw.retention_check_interval",
 							"Seconds between a source worker's checks of the source's binlog retention.",
 							"The worker lists the source's binlog files over a second connection and compares "

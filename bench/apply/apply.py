@@ -147,6 +147,11 @@ class Bench:
         a = self.a
         conn = self.fdw_conn()
         self.fdw_reset(conn)
+        if not parallel:
+            # serial whatever the machine (the default, -1, is serial on 2 cores only)
+            B.q(conn, 'ALTER SYSTEM SET binlog_fdw.apply_workers = 1')
+            B.q(conn, 'SELECT pg_reload_conf()')
+            time.sleep(0.5)
         # done = the acknowledged position reached the end of the backlog's last
         # transaction (applied_rows alone is unreliable: builds before fc47faf
         # keep a reused slot's counters)

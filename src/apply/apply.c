@@ -38,6 +38,28 @@ PG_FUNCTION_INFO_V1(binlog_fdw_skip_change);
 #define MAX_APPLY_SECONDS 86400	/* max_seconds and wait_seconds: a day at most */
 
 /*
+ * Decode a ROWS entry in place (v): its table map, then its rows event
+ * into *rows, whose rows bl_rows_next() then reads; 0, or -1 with *err
+ * set.
+ */
+int
+blpg_entry_rows_decode(bl_decoder *dec, const blpg_entry_view *v, bl_event *rows,
+					   bl_error *err)
+{
+	const blpg_entry *e = v->e;
+	size_t		rows_len = (size_t) bl_load_le(v->payload + e->tablemap_len + 9, 4);
+	bl_event	tm;
+
+	memset(err, 0, sizeof(*err));
+	bl_decoder_set_file(dec, v->file, e->file_len);
+	if (bl_decode_event(dec, v->payload, e->tablemap_len, e->event_pos, &tm, err) != 0 ||
+		bl_decode_event(dec, v->payload + e->tablemap_len, rows_len, e->event_pos,
+						rows, err) != 0)
+		return -1;
+	return 0;
+}
+
+/*
  * Apply the changes first..last of our batch, reading its entries in place
  * in the ring from start_off.  A DDL change is applied only as the first
  * change of an apply() call: after other changes, *stop_before is set to
@@ -119,20 +141,14 @@ blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off, uint64 f
 				break;
 			case BLPG_ENTRY_ROWS:
 				{
-					bl_event	tm,
-								rows;
+					bl_event	rows;
 					bl_error	err;
-					size_t		rows_len = (size_t) bl_load_le(v.payload + e->tablemap_len + 9, 4);
 					bl_row		before,
 								after;
 					blpg_target *tg;
 					uint64		skip = e->rows_skip + (from - e->seq_first);
 
-					memset(&err, 0, sizeof(err));
-					bl_decoder_set_file(dec, v.file, e->file_len);
-					if (bl_decode_event(dec, v.payload, e->tablemap_len, e->event_pos, &tm, &err) != 0 ||
-						bl_decode_event(dec, v.payload + e->tablemap_len, rows_len, e->event_pos,
-										&rows, &err) != 0)
+					if (blpg_entry_rows_decode(dec, &v, &rows, &err) != 0)
 						blpg_report_decoder_error(ERROR, &err, server_name);
 					tg = blpg_target_get(ts, rows.u.rows.table, &v);
 					for (uint64 i = 0; i < skip; i++)

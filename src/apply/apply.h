@@ -74,6 +74,10 @@ extern void blpg_apply_run(const char *server_name, int64 max_changes,
  * entries in place in the ring from start_off; *in_txn tracks BEGIN/COMMIT,
  * *stop_before gets the sequence of a DDL that must begin a call instead.
  */
+extern int	blpg_entry_rows_decode(bl_decoder *dec, const blpg_entry_view *v,
+								   bl_event *rows, bl_error *err);
+/* continuous.c: synchronous_commit and session_replication_role of an applier */
+extern void blpg_apply_session_setup(void);
 extern void blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_off,
 							   uint64 first, uint64 last, const char *server_name,
 							   bool *in_txn, blpg_apply_result *res,
@@ -81,8 +85,14 @@ extern void blpg_apply_entries(blpg_targets *ts, blpg_slot *slot, uint64 start_o
 
 /* ---- parallel apply (parallel.c) ---- */
 
-/* binlog_fdw.apply_workers: 1 applies serially (the continuous worker alone) */
+/*
+ * binlog_fdw.apply_workers: 1 applies serially (the continuous worker
+ * alone), -1 (default) takes the number from the machine: see
+ * blpg_apply_workers_effective().
+ */
 extern int	blpg_apply_workers;
+extern int	blpg_apply_workers_effective(void);
+extern bool blpg_apply_workers_check(int *newval, void **extra, GucSource source);
 
 /*
  * One round of the continuous worker with apply workers: as blpg_apply_run,
@@ -102,13 +112,25 @@ extern PGDLLEXPORT void blpg_parallel_worker_main(Datum main_arg);
 /*
  * Parallel apply: the key of a row of target tg in a write set (hash of the
  * target and its key columns' values in row, those it lacks taken from
- * unchanged if not NULL: an update's before image); false if it cannot have one
- * (no key, or the key is not in the image) or the target is written in a
- * way keys do not cover (other unique indexes, triggers, history, loads,
- * partitions): a transaction with such a row is applied serially.
+ * unchanged if not NULL: an update's before image), BLPG_WK_KEY.  Else why
+ * it cannot have one: the target has no key (BLPG_WK_KEYLESS) or a key not
+ * compared by value (BLPG_WK_INEXACT: a type or collation that takes two
+ * values as one, a FLOAT/DOUBLE source column), where only a proof of the
+ * source that the transactions are independent lets it run beside others;
+ * or BLPG_WK_BARRIER: the key is not in the image, or the target is written
+ * in a way keys do not cover (other unique indexes, triggers, history,
+ * loads, partitions): a transaction with such a row is applied serially.
  */
-extern bool blpg_target_write_key(blpg_target *tg, const bl_row *row,
-								  const bl_row *unchanged, uint64 *key);
+typedef enum blpg_write_key
+{
+	BLPG_WK_KEY = 0,
+	BLPG_WK_KEYLESS,
+	BLPG_WK_INEXACT,
+	BLPG_WK_BARRIER
+} blpg_write_key;
+
+extern blpg_write_key blpg_target_write_key(blpg_target *tg, const bl_row *row,
+											const bl_row *unchanged, uint64 *key);
 
 /* verify() (verify.c): apply() stops before a transaction at or after this */
 extern char blpg_apply_stop_file[BLPG_FILE_LEN];

@@ -54,6 +54,21 @@ apply_set_synchronous_commit(void)
 		}
 }
 
+/*
+ * The session of a continuous-mode applier (the continuous worker, the
+ * apply workers of parallel.c): its synchronous_commit, and, as
+ * PostgreSQL's subscription workers, session_replication_role = replica:
+ * only ENABLE REPLICA and ENABLE ALWAYS triggers fire, so foreign keys are
+ * not checked (the source checked them).  apply() called by a user
+ * follows its session.
+ */
+void
+blpg_apply_session_setup(void)
+{
+	apply_set_synchronous_commit();
+	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
 static void
 apply_handle_sigterm(SIGNAL_ARGS)
 {
@@ -131,14 +146,7 @@ blpg_apply_worker_main(Datum main_arg)
 	before_shmem_exit(apply_worker_exit, PointerGetDatum(slot));
 	BackgroundWorkerInitializeConnectionByOid(dboid, userid, 0);
 	pgstat_report_appname("binlog_fdw apply");
-	apply_set_synchronous_commit();
-
-	/*
-	 * As PostgreSQL's subscription workers: only ENABLE REPLICA and ENABLE
-	 * ALWAYS triggers fire, so foreign keys are not checked (the source
-	 * checked them).  apply() called by a user follows its session.
-	 */
-	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+	blpg_apply_session_setup();
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
 								ALLOCSET_DEFAULT_SIZES);
 
@@ -147,7 +155,7 @@ blpg_apply_worker_main(Datum main_arg)
 		blpg_apply_result res;
 		volatile bool failed = false;
 		/* binlog_fdw.apply_workers > 1: parallel, but a barrier or a retry serially */
-		bool		parallel = blpg_apply_workers > 1 && !serial_next;
+		bool		parallel = blpg_apply_workers_effective() > 1 && !serial_next;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -216,7 +224,7 @@ blpg_apply_worker_main(Datum main_arg)
 			FreeErrorData(edata);
 			failed = true;
 			/* the retry is serial: it reports and handles the failing change */
-			serial_next = blpg_apply_workers > 1;
+			serial_next = blpg_apply_workers_effective() > 1;
 		}
 		PG_END_TRY();
 		pgstat_report_activity(STATE_IDLE, NULL);

@@ -14,7 +14,13 @@
  * key does not cover its writes (a keyless target, other unique indexes,
  * triggers, history tables, loads), or a transaction larger than the ring
  * is a barrier: the coordinator waits for all that applies, ends its round
- * and the continuous worker applies it serially (blpg_apply_run).  With a
+ * and the continuous worker applies it serially (blpg_apply_run).  But a
+ * transaction that is a barrier only because some of its rows' keys are
+ * unknown or not compared by value (inserts into a keyless target, keys
+ * of FLOAT/DOUBLE source columns) goes to a worker when the source's own
+ * hint proves it independent of every transaction in flight (the same
+ * MariaDB group commit, or MySQL's logical clock; same binlog file):
+ * hint_allows(); its known keys count as any.  With a
  * backlog, the ready transactions that follow one and meet no key another
  * worker applies go to the same worker (PAR_GROUP at most): it applies them
  * in order in one PostgreSQL transaction, with one position at its end.
@@ -65,9 +71,11 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
-int			blpg_apply_workers = 1;
+int			blpg_apply_workers = -1;
 
 #define PAR_MAX_WORKERS 64
 #define PAR_ERROR_LEN 2048
@@ -117,6 +125,43 @@ typedef struct par_shared
 	par_worker	w[FLEXIBLE_ARRAY_MEMBER];
 } par_shared;
 
+/*
+ * The apply workers binlog_fdw.apply_workers means: itself, or for -1 (the
+ * default) one per processor this process may run on but one (left to the
+ * source worker's decoding), 8 at most: 1 (serial) on a 2-core machine.
+ */
+int
+blpg_apply_workers_effective(void)
+{
+	long		ncpu = -1;
+
+	if (blpg_apply_workers >= 1)
+		return blpg_apply_workers;
+#ifdef __linux__
+	{
+		cpu_set_t	set;
+
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			ncpu = CPU_COUNT(&set);
+	}
+#endif
+	if (ncpu < 1)
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return (int) Min(8, Max(1, ncpu - 1));
+}
+
+/* binlog_fdw.apply_workers: -1 or 1..PAR_MAX_WORKERS */
+bool
+blpg_apply_workers_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval == -1 || (*newval >= 1 && *newval <= PAR_MAX_WORKERS))
+		return true;
+	GUC_check_errdetail("binlog_fdw.apply_workers is -1 (one per processor but one, at most 8) or 1 to %d.",
+						PAR_MAX_WORKERS);
+	return false;
+}
+
 /* ---- the coordinator's side ---- */
 
 typedef struct par_pool
@@ -127,13 +172,36 @@ typedef struct par_pool
 	BackgroundWorkerHandle *handles[PAR_MAX_WORKERS];
 } par_pool;
 
+/*
+ * The source's dependency hint of a transaction (from its GTID event, via
+ * its BEGIN entry) and the binlog file it starts in: the hints' counters
+ * restart with each file.  Of an in-flight group of transactions: one
+ * hint that holds for all of them (none if they differ).
+ */
+typedef struct txn_hint
+{
+	bl_gtid_hint hint;
+	char		file[BLPG_FILE_LEN];
+} txn_hint;
+
 typedef struct inflight
 {
 	uint64		tick;
 	int			worker;
 	int			nbatches;		/* its source transactions, in order */
 	uint64		batch_ids[PAR_GROUP];
+	txn_hint	hint;
 } inflight;
+
+/* What a transaction's write set says (write_set) */
+typedef enum ws_class
+{
+	WS_KEYS,					/* every row's key is known */
+	WS_HINT,					/* rows of targets without comparable keys
+								 * (BLPG_WK_KEYLESS inserts, BLPG_WK_INEXACT):
+								 * concurrent only if the source proves it */
+	WS_BARRIER					/* serial */
+} ws_class;
 
 typedef struct key_entry
 {
@@ -375,11 +443,20 @@ drain(coord *c)
 
 /*
  * The write set of the transaction first..last (in place from start_off):
- * its keys into *keys (palloc'd), false if it is a barrier.
+ * its keys into *keys (palloc'd) and its hint into *hint; WS_BARRIER if it
+ * is a barrier, WS_HINT if some of its rows have no key that can be
+ * compared (their targets have no key, or keys not compared by value):
+ * the keys it has still count.
+ *
+ * A keyless target qualifies with inserts only: an update or a delete
+ * finds its row by its values, and of two equal rows two transactions the
+ * source ran at once may pick the same one here, the later one locking it
+ * while the earlier one waits for it and the later one for the earlier
+ * one's commit.
  */
-static bool
+static ws_class
 write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 last,
-		  uint64 **keys_out, int *nkeys_out)
+		  uint64 **keys_out, int *nkeys_out, txn_hint *hint)
 {
 	bl_decoder *dec = blpg_canonical_decoder();
 	uint64		off = start_off;
@@ -387,8 +464,10 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 				cap = 64;
 	uint64	   *keys = palloc(sizeof(uint64) * cap);
 	bool		begun = false,
-				ended = false;
+				ended = false,
+				unknown = false;
 
+	memset(hint, 0, sizeof(*hint));
 	for (;;)
 	{
 		const blpg_entry *e = blpg_ring_entry(c->slot, off);
@@ -404,40 +483,43 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 		{
 			case BLPG_ENTRY_BEGIN:
 				begun = e->seq_first == first;
+				if (begun && e->txn_file_len < BLPG_FILE_LEN)
+				{
+					hint->hint.kind = e->hint_kind;
+					hint->hint.a = e->hint_a;
+					hint->hint.b = e->hint_b;
+					memcpy(hint->file, v.txn_file, e->txn_file_len);
+					hint->file[e->txn_file_len] = '\0';
+				}
 				break;
 			case BLPG_ENTRY_COMMIT:
 				ended = e->seq_first == last;
 				break;
 			case BLPG_ENTRY_DDL:
-				return false;
+				return WS_BARRIER;
 			case BLPG_ENTRY_ROWS:
 				{
-					bl_event	tm,
-								rows;
+					bl_event	rows;
 					bl_error	err;
-					size_t		rows_len = (size_t) bl_load_le(v.payload + e->tablemap_len + 9, 4);
 					bl_row		before,
 								after;
 					blpg_target *tg;
 
 					if (!begun || e->rows_skip != 0 || e->seq_first < first ||
 						e->seq_first + e->nchanges - 1 > last)
-						return false;
-					memset(&err, 0, sizeof(err));
-					bl_decoder_set_file(dec, v.file, e->file_len);
-					if (bl_decode_event(dec, v.payload, e->tablemap_len, e->event_pos, &tm, &err) != 0 ||
-						bl_decode_event(dec, v.payload + e->tablemap_len, rows_len, e->event_pos,
-										&rows, &err) != 0)
-						return false;	/* the serial path reports it */
+						return WS_BARRIER;
+					if (blpg_entry_rows_decode(dec, &v, &rows, &err) != 0)
+						return WS_BARRIER;	/* the serial path reports it */
 					tg = blpg_target_get(ts, rows.u.rows.table, &v);
 					if (tg == NULL)
 						break;
 					for (uint32 i = 0; i < e->nchanges; i++)
 					{
 						uint64		k;
+						blpg_write_key wk = BLPG_WK_KEY;
 
 						if (bl_rows_next(dec, &rows.u.rows, &before, &after, &err) != 1)
-							return false;
+							return WS_BARRIER;
 						if (nkeys + 2 > cap)
 						{
 							cap *= 2;
@@ -445,31 +527,74 @@ write_set(coord *c, blpg_targets *ts, uint64 start_off, uint64 first, uint64 las
 						}
 						if (e->op != BL_OP_INSERT)
 						{
-							if (!blpg_target_write_key(tg, &before, NULL, &k))
-								return false;
-							keys[nkeys++] = k;
+							wk = blpg_target_write_key(tg, &before, NULL, &k);
+							if (wk == BLPG_WK_KEY)
+								keys[nkeys++] = k;
 						}
-						if (e->op != BL_OP_DELETE)
+						if (wk == BLPG_WK_KEY && e->op != BL_OP_DELETE)
 						{
-							if (!blpg_target_write_key(tg, &after,
-													   e->op == BL_OP_UPDATE ? &before : NULL, &k))
-								return false;
-							keys[nkeys++] = k;
+							wk = blpg_target_write_key(tg, &after,
+													   e->op == BL_OP_UPDATE ? &before : NULL, &k);
+							if (wk == BLPG_WK_KEY)
+								keys[nkeys++] = k;
+						}
+						if (wk == BLPG_WK_BARRIER ||
+							(wk == BLPG_WK_KEYLESS && e->op != BL_OP_INSERT))
+							return WS_BARRIER;
+						if (wk != BLPG_WK_KEY)
+						{
+							/* the event's rows are all of this kind */
+							unknown = true;
+							break;
 						}
 					}
 					break;
 				}
 			default:
-				return false;
+				return WS_BARRIER;
 		}
 		if (e->seq_first + e->nchanges - 1 >= last)
 			break;
 	}
 	if (!begun || !ended)
-		return false;
+		return WS_BARRIER;
 	*keys_out = keys;
 	*nkeys_out = nkeys;
+	return unknown ? WS_HINT : WS_KEYS;
+}
+
+/*
+ * May a transaction with hint h (WS_HINT) apply beside every transaction
+ * in flight?  Only if the source proves it independent of each: MariaDB,
+ * all in its group commit; MySQL, each committed after the last one it
+ * may depend on; and all in its binlog file.  Nothing in flight: nothing
+ * to depend on, if it has a hint to compare with those that follow.
+ */
+static bool
+hint_allows(coord *c, const txn_hint *h)
+{
+	if (h->hint.kind == BL_HINT_NONE || h->file[0] == '\0')
+		return false;
+	for (int i = 0; i < c->nfl; i++)
+		if (strcmp(c->fl[i].hint.file, h->file) != 0 ||
+			!bl_gtid_hint_independent(&c->fl[i].hint.hint, &h->hint))
+			return false;
 	return true;
+}
+
+/*
+ * A transaction (with hint h) joins the in-flight group fl: the group's
+ * hint then holds for both, or is none.  For MySQL the group keeps its
+ * first's sequence_number, the smallest of the file.
+ */
+static void
+hint_merge(inflight *fl, const txn_hint *h)
+{
+	txn_hint   *g = &fl->hint;
+
+	if (g->hint.kind != h->hint.kind || strcmp(g->file, h->file) != 0 ||
+		(g->hint.kind == BL_HINT_MARIA_GROUP && g->hint.a != h->hint.a))
+		memset(&g->hint, 0, sizeof(g->hint));
 }
 
 /* A free worker (waiting for one), or an error of the pool. */
@@ -516,6 +641,9 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		par_worker *w;
 		inflight   *fl;
 		int			group_keys;
+		ws_class	ws;
+		txn_hint	hint;
+		bool		hint_release;
 
 		reap(c);
 		if (c->res->rows >= max_changes || GetCurrentTimestamp() >= deadline)
@@ -536,7 +664,16 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 			}
 			continue;
 		}
-		if (!write_set(c, ts, start_off, first, last, &keys, &nkeys))
+		ws = write_set(c, ts, start_off, first, last, &keys, &nkeys, &hint);
+		hint_release = false;
+		if (ws == WS_HINT)
+		{
+			if (hint_allows(c, &hint))
+				hint_release = c->nfl > 0;
+			else
+				ws = WS_BARRIER;
+		}
+		if (ws == WS_BARRIER)
 		{
 			/* serially, after all before it: the next round's first */
 			drain(c);
@@ -589,6 +726,7 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		fl->worker = wi;
 		fl->nbatches = 1;
 		fl->batch_ids[0] = batch_id;
+		fl->hint = hint;
 		for (int i = 0; i < nkeys; i++)
 		{
 			key_entry  *ke = hash_search(c->keys, &keys[i], HASH_ENTER, NULL);
@@ -616,7 +754,8 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 
 			if (!blpg_consume_take(c->slot, PAR_CHUNK, true, NULL, &f2, &l2, &b2, &o2))
 				break;
-			if (f2 != last + 1 || !write_set(c, ts, o2, f2, l2, &keys, &nkeys))
+			if (f2 != last + 1 ||
+				write_set(c, ts, o2, f2, l2, &keys, &nkeys, &hint) != WS_KEYS)
 			{
 				/* comes again with the next take */
 				blpg_consume_trim(c->slot, b2, f2 - 1);
@@ -645,6 +784,7 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 			}
 			pfree(keys);
 			group_keys += nkeys;
+			hint_merge(fl, &hint);
 			fl->batch_ids[fl->nbatches++] = b2;
 			last = l2;
 		}
@@ -670,6 +810,8 @@ coordinate(coord *c, int64 max_changes, int64 max_ms, int64 wait_ms, bool *barri
 		c->nfl++;
 		LWLockAcquire(&c->slot->lock, LW_EXCLUSIVE);
 		c->slot->par_dispatched += fl->nbatches;
+		if (hint_release)
+			c->slot->par_hint_releases++;
 		if (c->nfl > c->slot->par_max_in_flight)
 			c->slot->par_max_in_flight = c->nfl;
 		LWLockRelease(&c->slot->lock);
@@ -724,7 +866,7 @@ blpg_parallel_apply_run(const char *server_name, int64 max_changes, int64 max_ms
 {
 	ForeignServer *server;
 	blpg_slot  *slot = blpg_consumer_slot(server_name, &server);
-	int			n = Min(blpg_apply_workers, PAR_MAX_WORKERS);
+	int			n = Min(blpg_apply_workers_effective(), PAR_MAX_WORKERS);
 	coord		c;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw parallel apply",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -937,11 +1079,8 @@ blpg_parallel_worker_main(Datum main_arg)
 	slot = &blpg_shared->slots[wsh->slot_index];
 	BackgroundWorkerInitializeConnectionByOid(wsh->dboid, wsh->userid, 0);
 	pgstat_report_appname("binlog_fdw apply worker");
-	/* as the continuous worker (continuous.c) */
-	for (const struct config_enum_entry *o = blpg_synchronous_commit_options; o->name; o++)
-		if (o->val == blpg_continuous_synchronous_commit)
-			SetConfigOption("synchronous_commit", o->name, PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
+	/* as the continuous worker */
+	blpg_apply_session_setup();
 	/* a lock another worker holds while it waits for its turn: give up */
 	SetConfigOption("lock_timeout", "10s", PGC_SUSET, PGC_S_OVERRIDE);
 	cxt = AllocSetContextCreate(TopMemoryContext, "binlog_fdw apply worker",
@@ -1042,8 +1181,8 @@ binlog_fdw_parallel_apply_stats(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	blpg_slot  *slot = blpg_consumer_slot(name, NULL);
 	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {0};
+	Datum		values[7];
+	bool		nulls[7] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -1053,6 +1192,8 @@ binlog_fdw_parallel_apply_stats(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(slot->par_max_in_flight);
 	values[3] = Int64GetDatum((int64) slot->par_key_waits);
 	values[4] = Int64GetDatum((int64) slot->par_barriers);
+	values[5] = Int64GetDatum((int64) slot->par_hint_releases);
 	LWLockRelease(&slot->lock);
+	values[6] = Int32GetDatum(blpg_apply_workers_effective());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -187,8 +187,8 @@ struct blpg_target
 	ExprState  *rowfilter;		/* NULL: every row */
 	Bitmapset  *rowfilter_attrs;	/* the target columns it reads */
 	TupleTableSlot *filterslot;
-	int			wk_state;		/* parallel apply: 0 not known yet, 1 keys
-								 * cover its writes, -1 they do not */
+	int			wk_state;		/* parallel apply: 0 not known yet, else
+								 * 1 + its blpg_write_key class */
 	int		   *wk_src;			/* MySQL column of each key column */
 };
 
@@ -2359,6 +2359,13 @@ blpg_target_apply_row(blpg_targets *ts, blpg_target *tg, bl_op op,
  * values as one key (citext, a nondeterministic collation, char(n)'s
  * padding, float's -0 and 0) would let two transactions with different
  * write-set keys reach the same target row.
+ *
+ * The answer is a class (blpg_write_key): BLPG_WK_KEY when they do;
+ * BLPG_WK_KEYLESS (no key and no unique index at all) and BLPG_WK_INEXACT
+ * (FLOAT/DOUBLE source key columns) when only the keys' values are
+ * missing and PostgreSQL tells rows apart as the source does, so that the
+ * source's own proof of independence may stand in for them (parallel.c);
+ * BLPG_WK_BARRIER for everything else.
  */
 static bool
 write_key_type_exact(Form_pg_attribute att)
@@ -2386,16 +2393,17 @@ write_key_type_exact(Form_pg_attribute att)
 	}
 }
 
-static bool
+static blpg_write_key
 write_keys_cover(blpg_target *tg)
 {
 	List	   *indexes;
 	ListCell   *lc;
 	bool		ok = true;
+	bool		inexact = false;
 
-	if (!OidIsValid(tg->key_index) || tg->partitioned || tg->history != NULL ||
+	if (tg->partitioned || tg->history != NULL ||
 		tg->nchunks > 0 || tg->load_pending || tg->rel->trigdesc != NULL)
-		return false;
+		return BLPG_WK_BARRIER;
 	indexes = RelationGetIndexList(tg->rel);
 	foreach(lc, indexes)
 	{
@@ -2403,7 +2411,7 @@ write_keys_cover(blpg_target *tg)
 		HeapTuple	tup;
 		Form_pg_index form;
 
-		if (ix == tg->key_index)
+		if (OidIsValid(tg->key_index) && ix == tg->key_index)
 			continue;
 		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(ix));
 		if (!HeapTupleIsValid(tup))
@@ -2420,19 +2428,10 @@ write_keys_cover(blpg_target *tg)
 	}
 	list_free(indexes);
 	if (!ok)
-		return false;
-	for (int k = 0; k < tg->nkey; k++)
-		if (!write_key_type_exact(TupleDescAttr(RelationGetDescr(tg->rel), tg->key_attnums[k] - 1)))
-			return false;
+		return BLPG_WK_BARRIER;
+	if (!OidIsValid(tg->key_index))
+		return BLPG_WK_KEYLESS;
 	tg->wk_src = MemoryContextAlloc(GetMemoryChunkContext(tg), sizeof(int) * tg->nkey);
-	/* a FLOAT/DOUBLE source column: -0 and 0 are two texts of one value */
-	for (int k = 0; k < tg->nkey; k++)
-		for (int c = 0; c < tg->nconv; c++)
-			if (tg->conv[c].attnum == tg->key_attnums[k] && tg->conv[c].src >= 0 &&
-				tg->conv[c].src < (int) tg->table->ncols &&
-				(tg->table->cols[tg->conv[c].src].type == BL_T_FLOAT ||
-				 tg->table->cols[tg->conv[c].src].type == BL_T_DOUBLE))
-				return false;
 	for (int k = 0; k < tg->nkey; k++)
 	{
 		tg->wk_src[k] = -1;
@@ -2440,9 +2439,35 @@ write_keys_cover(blpg_target *tg)
 			if (tg->conv[c].attnum == tg->key_attnums[k])
 				tg->wk_src[k] = tg->conv[c].src;
 		if (tg->wk_src[k] < 0 || tg->wk_src[k] >= (int) tg->table->ncols)
-			return false;
+			return BLPG_WK_BARRIER;
 	}
-	return true;
+	for (int k = 0; k < tg->nkey; k++)
+	{
+		Oid			type = TupleDescAttr(RelationGetDescr(tg->rel), tg->key_attnums[k] - 1)->atttypid;
+		uint8		src = tg->table->cols[tg->wk_src[k]].type;
+
+		/*
+		 * A FLOAT/DOUBLE source column: -0 and 0 are two texts of one value,
+		 * so no write-set key; a float type at least as wide compares as
+		 * the source does (IEEE equality both), which lets a proof of the
+		 * source stand in.  Any other type that takes two values as one
+		 * (a nondeterministic collation, citext, a narrower float) may
+		 * equal what the source holds apart, so that two transactions the
+		 * source proved independent could meet on one row or index entry
+		 * here: a barrier.
+		 */
+		if (src == BL_T_FLOAT || src == BL_T_DOUBLE)
+		{
+			if (type == FLOAT8OID || (type == FLOAT4OID && src == BL_T_FLOAT))
+				inexact = true;
+			else
+				return BLPG_WK_BARRIER;
+		}
+		else if (!write_key_type_exact(TupleDescAttr(RelationGetDescr(tg->rel),
+													 tg->key_attnums[k] - 1)))
+			return BLPG_WK_BARRIER;
+	}
+	return inexact ? BLPG_WK_INEXACT : BLPG_WK_KEY;
 }
 
 /*
@@ -2454,7 +2479,7 @@ write_keys_cover(blpg_target *tg)
  * or PAD SPACE collations take as the same key hash alike (two keys
  * hashing alike only make their transactions wait for each other).
  */
-bool
+blpg_write_key
 blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchanged,
 					  uint64 *key)
 {
@@ -2464,9 +2489,9 @@ blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchange
 	Oid			relid;
 
 	if (tg->wk_state == 0)
-		tg->wk_state = write_keys_cover(tg) ? 1 : -1;
-	if (tg->wk_state < 0)
-		return false;
+		tg->wk_state = 1 + (int) write_keys_cover(tg);
+	if (tg->wk_state != 1 + (int) BLPG_WK_KEY)
+		return (blpg_write_key) (tg->wk_state - 1);
 	relid = RelationGetRelid(tg->rel);
 	for (size_t i = 0; i < sizeof(relid); i++)
 		h = (h ^ ((const unsigned char *) &relid)[i]) * 1099511628211ULL;
@@ -2484,13 +2509,13 @@ blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchange
 		if (v->kind == BL_VAL_ABSENT || v->kind == BL_VAL_JSON_DIFF)
 		{
 			bl_buf_free(&b);
-			return false;
+			return BLPG_WK_BARRIER;
 		}
 		b.len = 0;
 		if (bl_value_to_json(&tg->table->cols[c], v, NULL, &b, &err) != 0)
 		{
 			bl_buf_free(&b);
-			return false;
+			return BLPG_WK_BARRIER;
 		}
 		for (size_t i = 0; i < b.len; i++)
 		{
@@ -2506,5 +2531,5 @@ blpg_target_write_key(blpg_target *tg, const bl_row *row, const bl_row *unchange
 	}
 	bl_buf_free(&b);
 	*key = h;
-	return true;
+	return BLPG_WK_KEY;
 }

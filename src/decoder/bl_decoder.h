@@ -248,7 +248,31 @@ typedef struct bl_gtid_info
 	uint64_t	seq_no;			/* MariaDB sequence number or MySQL gno */
 	bool		standalone;		/* MariaDB FL_STANDALONE: no BEGIN follows */
 	bool		is_ddl;			/* MariaDB FL_DDL */
+	uint64_t	commit_id;		/* MariaDB FL_GROUP_COMMIT_ID: the group
+								 * commit's id; 0 = none */
 } bl_gtid_info;
+
+/*
+ * What the source says about a transaction's dependencies, from its GTID
+ * event (bl_gtid_hint_of): MariaDB's group commit id (transactions that
+ * committed in one group commit held their row locks at the same time, so
+ * none waits for another), or MySQL's logical clock (last_committed: the
+ * sequence_number of the last transaction it may depend on).  Counters
+ * of both restart with each binlog file: compare hints of one file only.
+ */
+typedef enum bl_gtid_hint_kind
+{
+	BL_HINT_NONE = 0,
+	BL_HINT_MARIA_GROUP = 1,	/* a = commit id */
+	BL_HINT_MYSQL_CLOCK = 2		/* a = last_committed, b = sequence_number */
+} bl_gtid_hint_kind;
+
+typedef struct bl_gtid_hint
+{
+	uint32_t	kind;			/* bl_gtid_hint_kind */
+	uint64_t	a;
+	uint64_t	b;
+} bl_gtid_hint;
 
 typedef struct bl_event
 {
@@ -459,6 +483,22 @@ extern int	bl_rows_next(bl_decoder *dec, bl_rows_event *rows,
 
 /* Current state, for status and positions. */
 extern const bl_gtid_info *bl_decoder_gtid(const bl_decoder *dec);
+
+/*
+ * The dependency hint of a transaction from its GTID event (BL_HINT_NONE
+ * when the event proves nothing: no group commit id, a non-transactional
+ * or XA or DDL group, a MariaDB transaction its source kept out of
+ * parallel replication, no logical clock).
+ */
+extern void bl_gtid_hint_of(const bl_gtid_info *g, bool mariadb, bl_gtid_hint *hint);
+
+/*
+ * Does the source prove that later (a transaction after earlier in the
+ * same binlog file) does not depend on earlier, so that the two may be
+ * applied at the same time?  False whenever either hint is missing.
+ */
+extern bool bl_gtid_hint_independent(const bl_gtid_hint *earlier,
+									 const bl_gtid_hint *later);
 extern const char *bl_decoder_server_version(const bl_decoder *dec);
 extern bool bl_decoder_is_mariadb(const bl_decoder *dec);
 extern uint8_t bl_decoder_checksum_alg(const bl_decoder *dec);

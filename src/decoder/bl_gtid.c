@@ -16,6 +16,8 @@
 /* MariaDB GTID event flags */
 #define MARIA_FL_STANDALONE		0x01
 #define MARIA_FL_GROUP_COMMIT_ID 0x02
+#define MARIA_FL_TRANSACTIONAL	0x04
+#define MARIA_FL_ALLOW_PARALLEL 0x08
 #define MARIA_FL_DDL			0x20
 #define MARIA_FL_PREPARED_XA	0x40
 #define MARIA_FL_COMPLETED_XA	0x80
@@ -206,6 +208,19 @@ bl_decode_gtid_event(bl_decoder *dec, bl_event *ev, bl_error *err)
 			return bl_decoder_fail(dec, err, ev->pos, BL_ERR_TRUNCATED,
 								   "MARIA_GTID event is truncated");
 		g->flags = flags;
+
+		/*
+		 * Then the group commit id (FL_GROUP_COMMIT_ID), or the XID of an
+		 * XA transaction, or 6 unused bytes; an extra flags byte and its
+		 * fields may follow (10.8+), not needed here.
+		 */
+		if (flags & MARIA_FL_GROUP_COMMIT_ID)
+		{
+			g->commit_id = bl_cur_u64(&c);
+			if (!bl_cur_ok(&c))
+				return bl_decoder_fail(dec, err, ev->pos, BL_ERR_TRUNCATED,
+									   "MARIA_GTID event with a group commit id is truncated");
+		}
 		g->standalone = (flags & MARIA_FL_STANDALONE) != 0;
 		g->is_ddl = (flags & MARIA_FL_DDL) != 0;
 		snprintf(g->text, sizeof(g->text), "%u-%u-%llu", g->domain_id,
@@ -259,6 +274,53 @@ bl_decode_gtid_event(bl_decoder *dec, bl_event *ev, bl_error *err)
 	}
 	ev->u.gtid = *g;
 	return 0;
+}
+
+void
+bl_gtid_hint_of(const bl_gtid_info *g, bool mariadb, bl_gtid_hint *hint)
+{
+	memset(hint, 0, sizeof(*hint));
+	if (mariadb)
+	{
+		/*
+		 * A group commit proves independence only between transactional
+		 * groups (a non-transactional change holds no row lock until the
+		 * commit), and not for XA (prepared in a group of its own) nor DDL;
+		 * a group whose session set skip_parallel_replication lacks
+		 * FL_ALLOW_PARALLEL, and its source wants it applied alone.
+		 */
+		if ((g->flags & MARIA_FL_GROUP_COMMIT_ID) && g->commit_id != 0 &&
+			(g->flags & MARIA_FL_TRANSACTIONAL) && (g->flags & MARIA_FL_ALLOW_PARALLEL) &&
+			!(g->flags & (MARIA_FL_PREPARED_XA | MARIA_FL_COMPLETED_XA)) &&
+			!g->standalone && !g->is_ddl)
+		{
+			hint->kind = BL_HINT_MARIA_GROUP;
+			hint->a = g->commit_id;
+		}
+	}
+	else if (g->sequence_number > 0 && g->last_committed < g->sequence_number)
+	{
+		hint->kind = BL_HINT_MYSQL_CLOCK;
+		hint->a = g->last_committed;
+		hint->b = g->sequence_number;
+	}
+}
+
+bool
+bl_gtid_hint_independent(const bl_gtid_hint *earlier, const bl_gtid_hint *later)
+{
+	if (earlier->kind != later->kind)
+		return false;
+	switch (earlier->kind)
+	{
+		case BL_HINT_MARIA_GROUP:
+			return earlier->a != 0 && earlier->a == later->a;
+		case BL_HINT_MYSQL_CLOCK:
+			/* earlier is after all later may depend on, and before later */
+			return earlier->b > later->a && earlier->b < later->b;
+		default:
+			return false;
+	}
 }
 
 int

@@ -76,6 +76,7 @@ struct blpg_sink
 	bool		begin_put;		/* BEGIN counted */
 	char		gtid[BLPG_GTID_LEN];
 	int64		commit_ts_us;
+	bl_gtid_hint hint;			/* from its GTID event, for parallel apply */
 
 	/* changes to skip in the first transaction after a restart */
 	uint64		skip;
@@ -297,6 +298,9 @@ entry_begin(blpg_sink *s, blpg_entry_kind kind, const bl_event *ev,
 	h.event_pos = ev->pos;
 	h.event_next_pos = ev->next_pos;
 	h.commit_ts_us = s->commit_ts_us;
+	h.hint_kind = s->hint.kind;
+	h.hint_a = s->hint.a;
+	h.hint_b = s->hint.b;
 	h.txn_pos = s->txn_pos;
 	h.txn_change_first = s->txn_changes;
 	h.file_len = strlen(file);
@@ -398,6 +402,7 @@ end_txn(blpg_sink *s, const char *file, uint64 next_pos)
 	}
 	s->gtid[0] = '\0';
 	s->commit_ts_us = 0;
+	memset(&s->hint, 0, sizeof(s->hint));
 }
 
 /* The BEGIN marker, put before the first change of a transaction. */
@@ -1003,6 +1008,7 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 			s->have_start = true;
 			strlcpy(s->gtid, ev->u.gtid.text, sizeof(s->gtid));
 			s->commit_ts_us = (int64) ev->u.gtid.commit_ts_us;
+			bl_gtid_hint_of(&ev->u.gtid, ev->type == BL_EV_MARIA_GTID, &s->hint);
 			if (ev->type == BL_EV_MARIA_GTID && !ev->u.gtid.standalone)
 				start_txn(s, file, ev->pos);
 			s->pending_maria = ev->type == BL_EV_MARIA_GTID;

@@ -195,6 +195,7 @@ blpg_acquire_slot(Oid dboid, Oid serverid, const char *name, bool noerror)
 			memset(&slot->acked, 0, sizeof(slot->acked));
 			slot->par_workers = 0;
 			slot->par_dispatched = slot->par_key_waits = slot->par_barriers = 0;
+			slot->par_hint_releases = 0;
 			slot->par_max_in_flight = 0;
 			/*
 			 * Nothing of a previous source shows through: an empty ring, new

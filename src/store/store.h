@@ -224,6 +224,8 @@ typedef struct blpg_slot
 	int			par_max_in_flight;	/* most applying at once */
 	uint64		par_key_waits;	/* dispatches that waited for a key */
 	uint64		par_barriers;	/* transactions applied serially */
+	uint64		par_hint_releases;	/* dispatched beside others on the
+									 * source's hint alone (parallel.c) */
 
 	/* the conflict stopping apply (src/apply/conflict.c), a JSON object */
 	char		stopped_conflict[BLPG_CONFLICT_LEN];
@@ -346,6 +348,10 @@ typedef struct blpg_entry
 	uint16		ddl_server_collation;	/* DDL: the session's collation_server */
 	uint32		payload_len;	/* ROWS: table map + rows event; DDL: text */
 	uint32		tablemap_len;	/* ROWS */
+	uint32		hint_kind;		/* the transaction's dependency hint from its
+								 * GTID event (bl_gtid_hint): */
+	uint64		hint_a;			/* MariaDB commit id / MySQL last_committed */
+	uint64		hint_b;			/* MySQL sequence_number */
 	/* then: file, txn_file, gtid, gtid_state, schema, table, payload */
 } blpg_entry;
 

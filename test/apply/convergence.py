@@ -76,6 +76,12 @@ Cases (one "ok - apply-convergence/NAME" line each):
                       DDL transactions with a backlog: a reader never sees a
                       later transaction without an earlier one nor half of
                       one; tables equal MariaDB's (BLF_CONV_ORDER_TXNS)
+  parallel-hint       apply_workers' default (-1: from nproc); then 4 on a
+                      keyless table written by 4 sessions with group commit
+                      forced: transactions of one group commit released
+                      from their barrier by the commit id (hint_releases),
+                      none without group commit nor for keyless updates;
+                      tables equal MariaDB's (BLF_CONV_HINT_TXNS)
   big-transaction     one ~1 GB MariaDB transaction through a 16 MB ring:
                       apply fails on its last row (a CHECK constraint):
                       nothing visible; after the fix it applies whole; a
@@ -103,6 +109,7 @@ import random
 import re
 import select
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -394,23 +401,31 @@ class Conv:
 
 
 def set_apply_workers(n):
-    """binlog_fdw.apply_workers of PostgreSQL conv (a reload; 1: serial)."""
-    if n == 1:
+    """
+    binlog_fdw.apply_workers of PostgreSQL conv (a reload).  1: serial,
+    set as such (the default, -1, is serial only on a machine of 2 cores);
+    None: the default.
+    """
+    if n is None:
         PG.execute('ALTER SYSTEM RESET binlog_fdw.apply_workers')
     else:
         PG.execute('ALTER SYSTEM SET binlog_fdw.apply_workers = %d' % n)
     PG.execute('SELECT pg_reload_conf()')
-    wait_for(lambda: PG.query('SHOW binlog_fdw.apply_workers')[0][0] == str(n), 10,
-             'binlog_fdw.apply_workers to be %d' % n)
+    want = '-1' if n is None else str(n)
+    wait_for(lambda: PG.query('SHOW binlog_fdw.apply_workers')[0][0] == want, 10,
+             'binlog_fdw.apply_workers to be %s' % want)
 
 
 PARALLEL_WORKERS = 4
 
+PARALLEL_STATS = ('workers', 'dispatched', 'max_in_flight', 'key_waits', 'barriers',
+                  'hint_releases', 'effective_workers')
+
 
 def parallel_stats(server):
-    r = PG.query('SELECT workers, dispatched, max_in_flight, key_waits, barriers '
-                 'FROM binlog_fdw.parallel_apply_stats(%s)', (server,))[0]
-    return dict(zip(('workers', 'dispatched', 'max_in_flight', 'key_waits', 'barriers'), r))
+    r = PG.query('SELECT %s FROM binlog_fdw.parallel_apply_stats(%%s)' % ', '.join(PARALLEL_STATS),
+                 (server,))[0]
+    return dict(zip(PARALLEL_STATS, r))
 
 
 def run_conv(name, mode, seed, ntxns, rate, fault=None, fault_at=0.5, row_image=None):
@@ -1277,7 +1292,9 @@ def parallel_order(seed):
         # meets it; the serial round a barrier starts may apply the ones
         # right after it too, uncounted (CI saw 90 of 91): three quarters at
         # least (the old code, with char(n) keys dispatched, counted 31)
-        require(ps['barriers'] >= (ORDER_TXNS // 97 + ORDER_TXNS // 50) * 3 // 4,
+        # (a keyless insert in one group commit with all that applies when
+        # it comes runs beside it: a hint release, parallel-hint)
+        require(ps['barriers'] + ps['hint_releases'] >= (ORDER_TXNS // 97 + ORDER_TXNS // 50) * 3 // 4,
                 'the keyless inserts, the char(n) key inserts and the ALTER were not '
                 'barriers: %s' % ps)
         require(ps['dispatched'] > ORDER_TXNS // 2, 'few transactions went to workers: %s' % ps)
@@ -1286,6 +1303,168 @@ def parallel_order(seed):
     finally:
         halt.set()
         reader_halt.set()
+        drop_source(server)
+
+
+# ---------------------------------------------------------------------------
+# parallel apply: the source's own hints, the default from the machine
+
+HINT_SESSIONS = 4
+HINT_TXNS = int(os.environ.get('BLF_CONV_HINT_TXNS', '40'))     # per session
+
+
+def hint_writes(db, seed, tag, group_commit, update, sessions=HINT_SESSIONS):
+    """
+    sessions sessions at once, HINT_TXNS transactions each, into the
+    keyless table nokey (rows that repeat across sessions too) and the
+    keyed table keyed; update: each transaction also updates keyless rows
+    (its own and those of its session's earlier transactions of the same
+    number).  group_commit: MariaDB holds each
+    commit until HINT_SESSIONS are queued (binlog_commit_wait_count), so
+    that the sessions' transactions commit in groups, one group commit id
+    each.
+    """
+    if group_commit:
+        MDB.query('SET GLOBAL binlog_commit_wait_usec = 500000')
+        MDB.query('SET GLOBAL binlog_commit_wait_count = %d' % HINT_SESSIONS)
+    errors = []
+
+    def session(k):
+        r = random.Random(seed * 10 + k)
+        try:
+            c = MDB.connect(db, autocommit=False)
+            with c.cursor() as cur:
+                # the sessions' updates skip each other's rows
+                cur.execute('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED')
+                for i in range(1, HINT_TXNS + 1):
+                    for j in range(r.randint(1, 3)):
+                        cur.execute('INSERT INTO nokey VALUES (%s, %s, %s)', (k, i, '%s-%d' % (tag, j)))
+                    cur.execute('INSERT INTO nokey VALUES (0, 0, %s)', ('same',))
+                    if update:
+                        cur.execute('UPDATE nokey SET v = CONCAT(v, \'+\') WHERE s = %s AND i = %s',
+                                    (k, i))
+                    cur.execute('INSERT INTO keyed VALUES (%s, %s)', ('%s-%d-%d' % (tag, k, i), i))
+                    c.commit()
+            c.close()
+        except Exception as e:                      # noqa: BLE001
+            log(traceback.format_exc())
+            errors.append(e)
+
+    threads = [threading.Thread(target=session, args=(k,), daemon=True)
+               for k in range(1, sessions + 1)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+    finally:
+        MDB.query('SET GLOBAL binlog_commit_wait_count = 0')
+        MDB.query('SET GLOBAL binlog_commit_wait_usec = 100000')
+    require(not errors, 'writers: %s' % short(errors, 600))
+    require(not any(t.is_alive() for t in threads), 'a writer did not finish')
+
+
+def hint_compare(db):
+    """Both tables equal MariaDB's (as multisets: rows sorted here)."""
+    for t, cols in (('nokey', 's, i, v'), ('keyed', 'id, n')):
+        q = 'SELECT %s FROM %s.%s' % (cols, db, t)
+        want = sorted(tuple(str(v) for v in r) for r in MDB.query(q))
+        got = sorted(tuple(str(v) for v in r) for r in PG.query(q))
+        if want != got:
+            diff = [(w, g) for w, g in zip(want, got) if w != g][:3]
+            raise CaseFailure('%s.%s differs: MariaDB %d rows, PostgreSQL %d, first '
+                              'differences %s' % (db, t, len(want), len(got), diff))
+
+
+@case('parallel-hint')
+def case_parallel_hint(seed):
+    """
+    apply_workers = 4 on transactions into a keyless table, which only the
+    source's own hint lets apply beside others.  Four MariaDB sessions
+    write at once with group commit forced (binlog_commit_wait_count):
+    transactions of one group commit (one commit id) that apply when only
+    their group does are released from their barrier (hint_releases > 0).
+    Then one session without group commit (no commit id) and, four with
+    group commit again, transactions that also update keyless rows (a row
+    found by its values: never released): no release, barriers counted.
+    Each time, both tables equal MariaDB's.  At the end: the default of
+    binlog_fdw.apply_workers is -1, which means min(8, max(1, nproc - 1))
+    apply workers (parallel_apply_stats).
+    """
+    db = 'cv_par_hint'
+    server = 's_par_hint'
+    PG.execute('DROP SCHEMA IF EXISTS %s CASCADE' % db)
+    PG.execute('DELETE FROM binlog_fdw.table_mapping WHERE server_name = %s', (server,))
+    MDB.query('DROP DATABASE IF EXISTS %s' % db)
+    MDB.query('CREATE DATABASE %s' % db)
+    MDB.query('CREATE TABLE %s.nokey (s INT, i INT, v VARCHAR(40)) ENGINE=InnoDB' % db)
+    MDB.query('CREATE TABLE %s.keyed (id VARCHAR(40) NOT NULL PRIMARY KEY, n INT) ENGINE=InnoDB' % db)
+    MDB.query('CREATE TABLE %s.mark (id INT NOT NULL PRIMARY KEY) ENGINE=InnoDB' % db)
+    create_source(PG, server, MDB.port, next(SERVER_IDS), include='^%s\\.' % db,
+                  continuous='true', keyless='full_row')
+    PG.query('SELECT source FROM binlog_fdw.snapshot(%s, %s)',
+             (server, ['%s.%s' % (db, t) for t in ('nokey', 'keyed', 'mark')]))
+    marks = [0]
+
+    def applied():
+        marks[0] += 1
+        MDB.query('INSERT INTO %s.mark VALUES (%d)' % (db, marks[0]))
+        wait_for(lambda: PG.query('SELECT 1 FROM %s.mark WHERE id = %d' % (db, marks[0])),
+                 120, 'mark %d in PostgreSQL' % marks[0], interval=0.2)
+
+    try:
+        set_apply_workers(PARALLEL_WORKERS)
+        # group commits, inserts: released (a backlog first, then streaming)
+        hint_writes(db, seed, 'g', True, False)
+        start_source(PG, server)
+        applied()
+        hint_compare(db)
+        ps = parallel_stats(server)
+        log('parallel-hint: group commit, keyless inserts: %s' % ps)
+        require(ps['hint_releases'] > 0, 'no transaction was released by its group commit id: %s' % ps)
+
+        # one session, no group commit: no commit ids, no release
+        before = ps
+        hint_writes(db, seed + 1, 'n', False, False, sessions=1)
+        applied()
+        hint_compare(db)
+        ps = parallel_stats(server)
+        log('parallel-hint: no group commit: %s' % ps)
+        require(ps['hint_releases'] == before['hint_releases'],
+                'transactions without a group commit id were released: %s, before %s' % (ps, before))
+        n = HINT_TXNS
+        require(ps['barriers'] - before['barriers'] >= n * 3 // 4,
+                '%d keyless transactions made %d barriers' % (n, ps['barriers'] - before['barriers']))
+
+        # group commits, keyless updates: never released
+        before = ps
+        hint_writes(db, seed + 2, 'u', True, True)
+        applied()
+        hint_compare(db)
+        ps = parallel_stats(server)
+        log('parallel-hint: group commit, keyless updates: %s' % ps)
+        require(ps['hint_releases'] == before['hint_releases'],
+                'transactions updating keyless rows were released: %s, before %s' % (ps, before))
+        n = HINT_SESSIONS * HINT_TXNS
+        require(ps['barriers'] - before['barriers'] >= n * 3 // 4,
+                '%d keyless transactions made %d barriers' % (n, ps['barriers'] - before['barriers']))
+        released = ps['hint_releases']
+
+        # the default, from the machine
+        set_apply_workers(None)
+        nproc = int(subprocess.run(['nproc'], capture_output=True, text=True, check=True).stdout)
+        boot = PG.query("SELECT boot_val FROM pg_settings WHERE name = 'binlog_fdw.apply_workers'")[0][0]
+        require(boot == '-1', 'the default of binlog_fdw.apply_workers is %s, not -1' % boot)
+        ps = parallel_stats(server)
+        require(ps['effective_workers'] == min(8, max(1, nproc - 1)),
+                'apply_workers -1 means %s workers on %d processors' % (ps['effective_workers'], nproc))
+        log('parallel-hint: apply_workers -1 means %d workers (nproc %d)' % (ps['effective_workers'], nproc))
+
+        return '%d released by their group commit id' % released
+    finally:
+        MDB.query('SET GLOBAL binlog_commit_wait_count = 0')
+        MDB.query('SET GLOBAL binlog_commit_wait_usec = 100000')
+        set_apply_workers(1)
         drop_source(server)
 
 

@@ -244,7 +244,10 @@ bl_shortest_text_g(double d, bool single, char *buf)
 		len = float_to_shortest_decimal_bufn((float) d, buf);
 	else
 		len = double_to_shortest_decimal_bufn(d, buf);
-	if (a < (single ? 8388608.0 : 4503599627370496.0) && memchr(buf, 'e', (size_t) len) == NULL)
+	/* Ryu's exponent is 'e', a sign and 1 to 3 digits: the end of its text */
+	if (a < (single ? 8388608.0 : 4503599627370496.0) &&
+		!(len >= 3 && (buf[len - 3] == 'e' || (len >= 4 && buf[len - 4] == 'e') ||
+					   (len >= 5 && buf[len - 5] == 'e'))))
 		return (size_t) len;
 	parse_ryu(buf, len, &s);
 	if (single)

@@ -621,6 +621,34 @@ alter_table(ddl_ctx *c, const blpg_ddl *d)
 	}
 }
 
+/*
+ * A statement that changes rows, which the source logged as a statement
+ * (a session with binlog_format STATEMENT or MIXED, such as one opened
+ * before SET GLOBAL binlog_format = ROW): no rows event carries its rows,
+ * so nothing here can apply them.  Passed over only when it is known to
+ * write one table that is not synced, or one whose copy was taken after it
+ * (the copy holds its effect); else an error, never a silent gap.
+ */
+static void
+dml_statement(ddl_ctx *c, const blpg_ddl *d)
+{
+	char	   *qualified = NULL;
+
+	if (d->name != NULL && !synced_table(c, d->db, d->name, &qualified))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("source \"%s\" logged a change of %s as a statement, not as rows",
+					c->server_name,
+					d->name ? psprintf("table %s.%s", d->db, d->name) :
+					"tables it cannot name"),
+			 errdetail("Statement: %s", c->sql),
+			 errhint("The session that wrote it used binlog_format STATEMENT or MIXED (sessions opened before SET GLOBAL binlog_format = ROW keep their format). "
+					 "Make every session log ROW (reconnect them), copy the table again with binlog_fdw.sync_table(), then apply again; "
+					 "or skip the statement with SELECT binlog_fdw.skip_change(%s) once the target holds its effect.",
+					 quote_literal_cstr(c->server_name))));
+}
+
 static void
 create_database(ddl_ctx *c, const blpg_ddl *d)
 {
@@ -712,6 +740,9 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 			 */
 		case BLPG_DDL_ALTER_DATABASE:
 		case BLPG_DDL_OTHER:
+			break;
+		case BLPG_DDL_DML:
+			dml_statement(&c, d);
 			break;
 	}
 

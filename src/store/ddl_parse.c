@@ -1177,6 +1177,58 @@ database_stmt(blpg_ddl *d, parser *p, blpg_ddl_kind kind)
 			next(p);
 }
 
+/*
+ * A statement that changes rows (logged as a statement by a session with
+ * binlog_format STATEMENT or MIXED: its rows are in no rows event).  The
+ * one table it writes, when that is plain: INSERT/REPLACE [INTO] t, UPDATE
+ * t [[AS] alias] SET, DELETE FROM t not followed by "," or USING; else
+ * d->name stays NULL (several tables, LOAD DATA, WITH ...).
+ */
+static void
+dml_statement(blpg_ddl *d, parser *p)
+{
+	char	   *db = d->db;
+	char	   *name = NULL;
+
+	d->kind = BLPG_DDL_DML;
+	if (accept_kw(p, "insert") || accept_kw(p, "replace"))
+	{
+		while (accept_kw(p, "low_priority") || accept_kw(p, "delayed") ||
+			   accept_kw(p, "high_priority") || accept_kw(p, "ignore"))
+			;
+		accept_kw(p, "into");
+		if (!table_name(p, d->db, &db, &name))
+			name = NULL;
+	}
+	else if (accept_kw(p, "update"))
+	{
+		while (accept_kw(p, "low_priority") || accept_kw(p, "ignore"))
+			;
+		if (table_name(p, d->db, &db, &name))
+		{
+			if (accept_kw(p, "as") || !is_kw(p, "set"))
+				(void) ident(p);	/* an alias */
+			if (!is_kw(p, "set"))
+				name = NULL;
+		}
+		else
+			name = NULL;
+	}
+	else if (accept_kw(p, "delete"))
+	{
+		while (accept_kw(p, "low_priority") || accept_kw(p, "quick") || accept_kw(p, "ignore"))
+			;
+		if (!accept_kw(p, "from") || !table_name(p, d->db, &db, &name) ||
+			is_punct(p, ",") || is_kw(p, "using"))
+			name = NULL;
+	}
+	if (name != NULL)
+	{
+		d->db = db;
+		d->name = name;
+	}
+}
+
 blpg_ddl *
 blpg_ddl_parse(const char *sql, const char *db)
 {
@@ -1247,5 +1299,8 @@ blpg_ddl_parse(const char *sql, const char *db)
 		else if (accept_kw(&p, "database") || accept_kw(&p, "schema"))
 			database_stmt(d, &p, BLPG_DDL_ALTER_DATABASE);
 	}
+	else if (is_kw(&p, "insert") || is_kw(&p, "replace") || is_kw(&p, "update") ||
+			 is_kw(&p, "delete") || is_kw(&p, "load") || is_kw(&p, "with"))
+		dml_statement(d, &p);
 	return d;
 }

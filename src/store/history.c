@@ -440,6 +440,7 @@ apply_statement(List **defs, const char *db, const char *sql, uint16 server_coll
 			}
 			break;
 		case BLPG_DDL_TRUNCATE:
+		case BLPG_DDL_DML:
 		case BLPG_DDL_OTHER:
 			break;
 	}

@@ -913,6 +913,45 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 }
 
 /*
+ * A statement that changes rows (INSERT, UPDATE, DELETE, REPLACE, LOAD
+ * DATA, WITH ...), written by a session with binlog_format STATEMENT or
+ * MIXED, such as one opened before SET GLOBAL binlog_format = ROW, or one
+ * that set its own: its rows are in no rows event, so no consumer could
+ * have them.  True (passed over) when it is known to write one table the
+ * source's filter does not capture; a captured table, or tables it cannot
+ * name, stop the worker with an error at the statement's position (what
+ * is acknowledged stays; nothing after it is read).  False: not such a
+ * statement.
+ */
+static bool
+statement_dml(blpg_sink *s, const bl_event *ev, const char *file)
+{
+	const bl_str *sql = &ev->u.query.sql;
+	char	   *db = pnstrdup(ev->u.query.db.ptr, ev->u.query.db.len);
+	char	   *text = pnstrdup(sql->ptr, Min(sql->len, (size_t) 4096));
+	blpg_ddl   *d;
+
+	/* the keywords and names are ASCII in any charset the source uses */
+	d = blpg_ddl_parse(text, db);
+	if (d->kind != BLPG_DDL_DML)
+		return false;
+	if (d->name != NULL &&
+		!blpg_filter_match(s->filter, d->db, strlen(d->db), d->name, strlen(d->name)))
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("source \"%s\": a change of %s was logged as a statement, not as rows, at binlog %s:%llu",
+					s->slot->server_name,
+					d->name ? psprintf("table %s.%s", d->db, d->name) : "tables that cannot be named",
+					file, (unsigned long long) ev->pos),
+			 errdetail("Statement: %.*s%s", (int) Min(sql->len, (size_t) 1000), sql->ptr,
+					   sql->len > 1000 ? " ..." : ""),
+			 errhint("The session that wrote it used binlog_format STATEMENT or MIXED (sessions opened before SET GLOBAL binlog_format = ROW keep their format). "
+					 "Make every session log ROW (reconnect them), then copy the tables again: binlog_fdw.stop(), binlog_fdw.reset() and binlog_fdw.snapshot() start the source after this statement.")));
+	return true;				/* not reached */
+}
+
+/*
  * A transaction passed over while waiting for the one the skip belongs to:
  * true while its events last (they are ignored).
  */
@@ -1053,6 +1092,9 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 				}
 				if (sql_is(sql, "SAVEPOINT") || sql_is(sql, "ROLLBACK TO") ||
 					sql_is(sql, "RELEASE SAVEPOINT") || sql_is(sql, "XA PREPARE"))
+					return true;
+				/* a change of rows logged as a statement: never a silent gap */
+				if (statement_dml(s, ev, file))
 					return true;
 				/* a statement of its own: DDL (implicitly committing) */
 				{

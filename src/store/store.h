@@ -749,7 +749,10 @@ typedef enum blpg_ddl_kind
 	BLPG_DDL_ALTER_TABLE,
 	BLPG_DDL_CREATE_DATABASE,
 	BLPG_DDL_DROP_DATABASE,
-	BLPG_DDL_ALTER_DATABASE
+	BLPG_DDL_ALTER_DATABASE,
+	BLPG_DDL_DML				/* a statement that changes rows: the session
+								 * logged it as a statement, its rows are in
+								 * no rows event */
 } blpg_ddl_kind;
 
 typedef enum blpg_ddl_default

@@ -8,7 +8,7 @@ not understood stopping apply until skip_change(), and hostile identifiers
 import re
 
 from harness import (Source, check, col_types, expect_error, log, mdb, mdb_fresh, mq, mx, pq, q, q1,
-                     short, table_exists)
+                     short, status, table_exists, wait_for)
 
 
 def rows_equal(conn, m, mtable, ptable, cols, what, pcols=None):
@@ -256,3 +256,56 @@ def case_snapshot_ddl_race(conn, m):
     src.sync(w)
     rows_equal(conn, m, '%s.small' % db, '%s.small' % db, ['id', 'x', 'y'], 'small')
     q(conn, "SELECT binlog_fdw.stop('ac_race')")
+
+
+# ---------------------------------------------------------------------------
+# statement-based changes
+
+def case_statement_format(conn, m):
+    """A session that logs as a statement (binlog_format STATEMENT or
+    MIXED, as a session opened before SET GLOBAL binlog_format = ROW keeps):
+    its rows are in no rows event.  A statement on a table the source does
+    not capture is passed over; one on a captured table stops the worker
+    with an error at its position, and nothing after it is applied (before
+    this, it was taken for DDL and ignored: the rows went missing)."""
+    db = 'blf_ac_stmt'
+    other = 'blf_ac_stmt_other'
+    mdb_fresh(m, db)
+    mdb_fresh(m, other)
+    w = mdb(db=db)
+    mx(w, 'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))')
+    mx(w, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    mx(w, 'CREATE TABLE %s.o (id INT PRIMARY KEY, v INT)' % other)
+    src = Source(conn, 'ac_stmt', r'^blf_ac_stmt\.')
+    src.snapshot(['blf_ac_stmt.t'])
+    src.start()
+    mx(w, "INSERT INTO t VALUES (3, 'c')")
+    src.sync(w)
+    s = mdb(db=db)
+    mx(s, "SET SESSION binlog_format = 'STATEMENT'")
+    # not captured: passed over, the worker goes on
+    mx(s, 'INSERT INTO %s.o VALUES (1, 1)' % other)
+    mx(w, "UPDATE t SET v = 'a2' WHERE id = 1")
+    src.sync(w)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_stmt.t ORDER BY id')
+    check(rows == [(1, 'a2'), (2, 'b'), (3, 'c')], 'before the statement on t: %s' % short(rows))
+    st = status(conn, 'ac_stmt')
+    check(st['state'] == 'streaming' and st['last_error'] is None,
+          'a statement on a table not captured stopped the worker: %s' % short(st, 500))
+    # captured: the worker stops at it, with the position and the fix
+    mx(s, "UPDATE t SET v = 'lost' WHERE id = 2")
+    mx(w, "INSERT INTO t VALUES (4, 'd')")
+    st = wait_for('the worker to stop at the statement',
+                  lambda: (lambda x: x if x and x['last_error'] and
+                           'logged as a statement' in x['last_error'] else None)(status(conn, 'ac_stmt')),
+                  30, 0.1)
+    check('blf_ac_stmt.t' in st['last_error'] and 'binlog mysql-bin.' in st['last_error'],
+          'the error does not name the table and the position: %s' % short(st['last_error'], 400))
+    r = src.apply(wait=0.5)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_stmt.t ORDER BY id')
+    check(rows == [(1, 'a2'), (2, 'b'), (3, 'c')],
+          'after the statement, PostgreSQL has %s (apply: %s); nothing after it may be applied'
+          % (short(rows), r))
+    log('statement-format: passed over on %s.o; on t: %s' % (other, short(st['last_error'], 300)))
+    src.drop()
+    mx(s, "SET SESSION binlog_format = 'ROW'")

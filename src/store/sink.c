@@ -1177,6 +1177,27 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 				return true;
 			}
 
+		case BL_EV_LOAD:
+		case BL_EV_CREATE_FILE:
+		case BL_EV_EXEC_LOAD:
+		case BL_EV_NEW_LOAD:
+		case BL_EV_EXECUTE_LOAD_QUERY:
+
+			/*
+			 * LOAD DATA logged as a statement: the rows are in a file the
+			 * statement names, not in rows events.  Which table it loads is
+			 * in the event's text, not decoded here: an error, whatever the
+			 * filter says (never a silent gap).
+			 */
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("source \"%s\": a LOAD DATA was logged as a statement (%s event), not as rows, at binlog %s:%llu",
+							s->slot->server_name, bl_event_type_name(ev->type), file,
+							(unsigned long long) ev->pos),
+					 errhint("The session that ran it used binlog_format STATEMENT or MIXED (sessions opened before SET GLOBAL binlog_format = ROW keep their format). "
+							 "Make every session log ROW (reconnect them), then copy the tables again: binlog_fdw.stop(), binlog_fdw.reset() and binlog_fdw.snapshot() start the source after it.")));
+			return false;		/* not reached */
+
 		default:
 			if (bl_event_is_rows(ev->type))
 				return put_rows(s, dec, ev, file);

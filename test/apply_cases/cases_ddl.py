@@ -5,6 +5,7 @@ not understood stopping apply until skip_change(), and hostile identifiers
 (quotes, semicolons, spaces, backquotes) through snapshot, rows and DDL.
 """
 
+import os
 import re
 
 from harness import (Source, check, col_types, expect_error, log, mdb, mdb_fresh, mq, mx, pq, q, q1,
@@ -309,3 +310,26 @@ def case_statement_format(conn, m):
     log('statement-format: passed over on %s.o; on t: %s' % (other, short(st['last_error'], 300)))
     src.drop()
     mx(s, "SET SESSION binlog_format = 'ROW'")
+
+    # LOAD DATA logged as a statement: its rows are in a file, in no rows event
+    mx(w, 'CREATE TABLE l (id INT PRIMARY KEY, v VARCHAR(20))')
+    src = Source(conn, 'ac_stmt', r'^blf_ac_stmt\.')
+    src.snapshot(['blf_ac_stmt.l'])
+    src.start()
+    path = '/tmp/blf_ac_stmt_%d.tsv' % os.getpid()
+    with open(path, 'w') as f:
+        f.write('1\tx\n2\ty\n')
+    try:
+        ld = mdb(db=db, local_infile=True)
+        mx(ld, "SET SESSION binlog_format = 'STATEMENT'")
+        mx(ld, "LOAD DATA LOCAL INFILE '%s' INTO TABLE l" % path)
+    finally:
+        os.unlink(path)
+    st = wait_for('the worker to stop at the LOAD DATA',
+                  lambda: (lambda x: x if x and x['last_error'] and
+                           'LOAD DATA was logged as a statement' in x['last_error'] else None)(
+                      status(conn, 'ac_stmt')), 30, 0.1)
+    rows = q(conn, 'SELECT count(*) FROM blf_ac_stmt.l')
+    check(rows == [(0,)], 'PostgreSQL has rows of the LOAD DATA: %s' % rows)
+    log('statement-format: %s' % short(st['last_error'], 300))
+    src.drop()

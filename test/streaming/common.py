@@ -128,9 +128,11 @@ def q1(conn, sql, args=None):
     return rows[0][0] if rows else None
 
 
-def mdb(port=None, socket=None, db=None):
+def mdb(port=None, socket=None, db=None, **extra):
+    """A MariaDB connection; extra: more pymysql.connect() options."""
     kw = dict(user='root', password='', database=db, charset='utf8mb4', autocommit=True,
               max_allowed_packet=1 << 28, read_timeout=120, write_timeout=120)
+    kw.update(extra)
     if port:
         kw.update(host='127.0.0.1', port=port)
     else:

@@ -65,6 +65,14 @@ extern List *blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serve
 /* Is this foreign table an imported (typed) one (option table_name)? */
 extern bool blpg_typed_table(Oid relid);
 
+/*
+ * A restriction "column OP constant" on a column of baserel (the constant
+ * not NULL): the operator's name, the column and the constant; else NULL
+ * (fdw.c).
+ */
+extern char *blpg_column_op_const(RestrictInfo *ri, RelOptInfo *baserel, Var **var,
+								  Const **cst);
+
 /* The FDW callbacks of typed tables (fdw.c calls them for those). */
 extern List *blpg_typed_private(PlannerInfo *root, RelOptInfo *baserel, Relation rel);
 extern void blpg_typed_begin(ForeignScanState *node, int eflags);

@@ -262,28 +262,17 @@ blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
 
 	foreach(lc, baserel->baserestrictinfo)
 	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op;
 		Var		   *var;
 		Const	   *cst;
-		char	   *opname;
+		char	   *opname = blpg_column_op_const(lfirst_node(RestrictInfo, lc), baserel,
+												  &var, &cst);
 		int			meta;
 		int64		iv;
 
-		if (!IsA(ri->clause, OpExpr))
-			continue;
-		op = (OpExpr *) ri->clause;
-		if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
-			!IsA(lsecond(op->args), Const))
-			continue;
-		var = linitial(op->args);
-		cst = lsecond(op->args);
-		if (var->varno != baserel->relid || var->varattno <= 0 || cst->constisnull)
+		if (opname == NULL)
 			continue;
 		meta = atts[var->varattno - 1].meta;
-		opname = get_opname(op->opno);
-		if (opname == NULL ||
-			(strcmp(opname, "=") != 0 && strcmp(opname, "<") != 0 && strcmp(opname, "<=") != 0 &&
+		if ((strcmp(opname, "=") != 0 && strcmp(opname, "<") != 0 && strcmp(opname, "<=") != 0 &&
 			 strcmp(opname, ">") != 0 && strcmp(opname, ">=") != 0))
 			continue;
 		if (meta == BLPG_META_OP && strcmp(opname, "=") == 0 && cst->consttype == TEXTOID)

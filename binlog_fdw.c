@@ -118,7 +118,8 @@ define_session_gucs(void)
 	DefineCustomIntVariable("binlog_fdw.consumer_keep_memory",
 							"Freed memory a consuming session keeps for its next get.",
 							"The copy of a batch is kept for the next get()/get_json()/get_jsonl()/"
-							"get_table() up to this size, and glibc's malloc keeps up to this much "
+							"get_table() (and a typed foreign table's scan's copy of the changes for the "
+							"next scan) up to this size, and glibc's malloc keeps up to this much "
 							"freed memory instead of giving it back to the kernel, so that the next "
 							"batch does not fault its pages in again; 0: malloc's defaults.",
 							&blpg_consumer_keep_memory,

@@ -124,6 +124,7 @@ struct typed_state
 	uint64		xid;			/* of the current transaction, 0 unknown */
 	size_t		xid_until;		/* offset of the entry that xid is from */
 	MemoryContext cxt;
+	MemoryContextCallback release;	/* of kept_entries, if entries is it */
 };
 
 static char *
@@ -398,6 +399,30 @@ typed_create(Relation rel)
 	return st;
 }
 
+/*
+ * The entries buffer of a scan (the copy of the changes it shows), kept
+ * between scans in TopMemoryContext up to binlog_fdw.consumer_keep_memory,
+ * as get() keeps its batch's: a query that reads the table again reuses the
+ * memory instead of faulting fresh pages in.  One scan has it at a time
+ * (kept_in_use); another scan at the same time (a self-join, an open
+ * cursor) has its own.
+ */
+static StringInfoData kept_entries;
+static bool kept_in_use = false;
+
+/* The scan that had the kept buffer ended (its memory context went). */
+static void
+kept_release(void *arg)
+{
+	if (kept_entries.data != NULL &&
+		(size_t) kept_entries.maxlen > (size_t) blpg_consumer_keep_memory * 1024)
+	{
+		pfree(kept_entries.data);
+		kept_entries.data = NULL;
+	}
+	kept_in_use = false;
+}
+
 void
 blpg_typed_begin(ForeignScanState *node, int eflags)
 {
@@ -456,8 +481,27 @@ blpg_typed_begin(ForeignScanState *node, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	st->slot = blpg_consumer_slot(st->server->servername, NULL);
-	st->entries = &st->own_entries;
-	initStringInfo(st->entries);
+	if (!kept_in_use)
+	{
+		/* the kept buffer, until this scan's memory goes (also on error) */
+		if (kept_entries.data == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			initStringInfo(&kept_entries);
+			MemoryContextSwitchTo(old);
+		}
+		kept_in_use = true;
+		st->entries = &kept_entries;
+		st->release.func = kept_release;
+		st->release.arg = NULL;
+		MemoryContextRegisterResetCallback(st->cxt, &st->release);
+	}
+	else
+	{
+		st->entries = &st->own_entries;
+		initStringInfo(st->entries);
+	}
 }
 
 /* Read the changes first..last of the entries in st->entries from the start. */
@@ -516,7 +560,8 @@ typed_start(typed_state *st)
 		uint64		bytes = st->slot->put_off - st->slot->ack_off;
 
 		/* all of it (no upper bound): one allocation, not doubling copies */
-		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2)
+		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2 &&
+			bytes >= (uint64) st->entries->maxlen)
 		{
 			enlargeStringInfo(st->entries, (int) bytes);
 			entries_huge_pages(st->entries);

@@ -116,6 +116,17 @@ define_session_gucs(void)
 							16 * 1024, 1, 512 * 1024,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("binlog_fdw.consumer_keep_memory",
+							"Freed memory a consuming session keeps for its next get.",
+							"The copy of a batch is kept for the next get()/get_json()/get_jsonl()/"
+							"get_table() (and a typed foreign table's scan's copy of the changes for the "
+							"next scan) up to this size, and glibc's malloc keeps up to this much "
+							"freed memory instead of giving it back to the kernel, so that the next "
+							"batch does not fault its pages in again; 0: malloc's defaults.",
+							&blpg_consumer_keep_memory,
+							256 * 1024, 0, 1024 * 1024,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	DefineCustomBoolVariable("binlog_fdw.verify_jsonb",
 							 "Checks every jsonb made of a JSON column against jsonb_in's.",
 							 "A developer check of the JSON columns of apply and of typed foreign tables: "

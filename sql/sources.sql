@@ -203,6 +203,18 @@ SET binlog_fdw.jsonl_max_bytes = '1GB';
 SET binlog_fdw.jsonl_max_bytes = '64kB';
 SHOW binlog_fdw.jsonl_max_bytes;
 RESET binlog_fdw.jsonl_max_bytes;
+-- the freed memory a consumer keeps between gets: a size, 0 to 1 GB (0:
+-- glibc's defaults); a get after each change applies it
+SHOW binlog_fdw.consumer_keep_memory;
+SET binlog_fdw.consumer_keep_memory = '-1';
+SET binlog_fdw.consumer_keep_memory = '2GB';
+SET binlog_fdw.consumer_keep_memory = 0;
+SHOW binlog_fdw.consumer_keep_memory;
+SELECT count(*) AS changes FROM binlog_fdw.get_json('down', 10, 10);
+SET binlog_fdw.consumer_keep_memory = '1GB';
+SHOW binlog_fdw.consumer_keep_memory;
+SELECT count(*) AS changes FROM binlog_fdw.get('down', 10, 10);
+RESET binlog_fdw.consumer_keep_memory;
 SELECT count(*) AS peeked FROM down_changes;
 SELECT binlog_fdw.ack('down', 12345);
 SELECT binlog_fdw.rollback('down') AS batches_rolled_back;

@@ -88,6 +88,30 @@ column_map(Relation rel, bool *want)
 	return map;
 }
 
+/*
+ * A condition "column OP constant" on a column of baserel, the constant not
+ * NULL: its operator's name (the column and constant into *var, *cst), else
+ * NULL.  The conditions a scan of the changes or of a typed table can check
+ * on entries' headers are of this form (typed.c's too).
+ */
+char *
+blpg_column_op_const(RestrictInfo *ri, RelOptInfo *baserel, Var **var, Const **cst)
+{
+	OpExpr	   *op;
+
+	if (!IsA(ri->clause, OpExpr))
+		return NULL;
+	op = (OpExpr *) ri->clause;
+	if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
+		!IsA(lsecond(op->args), Const))
+		return NULL;
+	*var = linitial(op->args);
+	*cst = lsecond(op->args);
+	if ((*var)->varno != baserel->relid || (*var)->varattno <= 0 || (*cst)->constisnull)
+		return NULL;
+	return get_opname(op->opno);
+}
+
 /* "col = 'const'" / "seq > const" conditions the scan can check early. */
 static List *
 pushable_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
@@ -98,27 +122,15 @@ pushable_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
 
 	foreach(lc, baserel->baserestrictinfo)
 	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op;
 		Var		   *var;
 		Const	   *cst;
 		const char *colname;
-		char	   *opname;
+		char	   *opname = blpg_column_op_const(lfirst_node(RestrictInfo, lc), baserel,
+												  &var, &cst);
 
-		if (!IsA(ri->clause, OpExpr))
-			continue;
-		op = (OpExpr *) ri->clause;
-		if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
-			!IsA(lsecond(op->args), Const))
-			continue;
-		var = linitial(op->args);
-		cst = lsecond(op->args);
-		if (var->varno != baserel->relid || var->varattno <= 0 || cst->constisnull)
-			continue;
-		colname = NameStr(TupleDescAttr(desc, var->varattno - 1)->attname);
-		opname = get_opname(op->opno);
 		if (opname == NULL)
 			continue;
+		colname = NameStr(TupleDescAttr(desc, var->varattno - 1)->attname);
 		if ((strcmp(colname, "schema_name") == 0 || strcmp(colname, "table_name") == 0 ||
 			 strcmp(colname, "op") == 0) && strcmp(opname, "=") == 0 &&
 			cst->consttype == TEXTOID)

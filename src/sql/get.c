@@ -41,13 +41,12 @@ PG_FUNCTION_INFO_V1(binlog_fdw_rollback);
 PG_FUNCTION_INFO_V1(binlog_fdw_get_table);
 
 /*
- * get()'s copy of its batch, kept between calls (in TopMemoryContext) up to
- * GET_BUF_KEEP bytes: a consumer that calls get() in a loop reuses the
- * memory instead of faulting fresh pages in for every batch.
+ * The copy of a batch's entries that get(), get_json(), get_jsonl() and
+ * get_table() read (in TopMemoryContext), kept between calls up to
+ * binlog_fdw.consumer_keep_memory: a consumer that calls them in a loop
+ * reuses the memory instead of faulting fresh pages in for every batch.
  */
 static StringInfoData get_buf;
-
-#define GET_BUF_KEEP (16 * 1024 * 1024)
 
 /*
  * get_jsonl()'s text of its batch (malloc'ed), kept between calls up to
@@ -61,30 +60,63 @@ static bl_buf jsonl_buf;
 
 int			blpg_jsonl_max_bytes = 16 * 1024;	/* kB */
 
+int			blpg_consumer_keep_memory = 256 * 1024; /* kB */
+
 /*
  * A consumer backend allocates and frees memory of a batch's size several
  * times per call (the copy of the entries, the tuplestore, the text of each
  * value and of the result message).  glibc gives freed blocks above its
  * thresholds back to the kernel (munmap, or trimming the heap top past
  * 128 kB), so every call faulted all those pages in again, which on a
- * virtual machine cost more than decoding the changes.  The first get in a
- * backend tells malloc to serve blocks up to CONSUME_MALLOC_KEEP bytes
- * from the heap and to keep up to twice that of freed memory at its top.
+ * virtual machine cost more than decoding the changes.  Every get tells
+ * malloc (when binlog_fdw.consumer_keep_memory changed since it last did)
+ * to keep up to that much freed memory at the heap's top, and to serve
+ * blocks up to that size (at most 32 MB, glibc's largest mmap threshold)
+ * from the heap.  0: glibc's defaults (128 kB), nothing kept.
  */
-#define CONSUME_MALLOC_KEEP (32 * 1024 * 1024)
+#define CONSUME_MMAP_MAX (32 * 1024 * 1024)
+#define MALLOC_DEFAULT_THRESHOLD (128 * 1024)
 
 static void
 consume_keep_freed_memory(void)
 {
-	static bool done = false;
+	static int	applied = -1;	/* kB */
 
-	if (done)
+	if (applied == blpg_consumer_keep_memory)
 		return;
 #ifdef M_TRIM_THRESHOLD
-	mallopt(M_MMAP_THRESHOLD, CONSUME_MALLOC_KEEP);
-	mallopt(M_TRIM_THRESHOLD, 2 * CONSUME_MALLOC_KEEP);
+	{
+		size_t		keep = (size_t) blpg_consumer_keep_memory * 1024;
+
+		if (keep == 0)
+		{
+			mallopt(M_MMAP_THRESHOLD, MALLOC_DEFAULT_THRESHOLD);
+			mallopt(M_TRIM_THRESHOLD, MALLOC_DEFAULT_THRESHOLD);
+		}
+		else
+		{
+			/* the GUC's maximum, 1 GB, fits in mallopt's int */
+			mallopt(M_MMAP_THRESHOLD, (int) Min(keep, CONSUME_MMAP_MAX));
+			mallopt(M_TRIM_THRESHOLD, (int) keep);
+		}
+	}
 #endif
-	done = true;
+	applied = blpg_consumer_keep_memory;
+}
+
+/* get_buf, allocated if it is not, emptied. */
+static StringInfo
+get_buf_reset(void)
+{
+	if (get_buf.data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&get_buf);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(&get_buf);
+	return &get_buf;
 }
 
 /*
@@ -111,24 +143,17 @@ get_begin(FunctionCallInfo fcinfo, blpg_slot **slot_out, uint64 *first, uint64 *
 				 errmsg("max_changes must be at least 1")));
 	slot = blpg_consumer_slot(name, NULL);
 	consume_keep_freed_memory();
-	if (get_buf.data == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&get_buf);
-		MemoryContextSwitchTo(old);
-	}
-	resetStringInfo(&get_buf);
+	(void) get_buf_reset();
 	InitMaterializedSRF(fcinfo, 0);
 	*slot_out = slot;
 	return blpg_consume_get(slot, max_changes, timeout_ms, &get_buf, first, last);
 }
 
-/* get_buf is kept between calls, up to GET_BUF_KEEP bytes. */
+/* get_buf is kept between calls, up to binlog_fdw.consumer_keep_memory. */
 static void
 get_buf_trim(void)
 {
-	if (get_buf.maxlen > GET_BUF_KEEP)
+	if ((size_t) get_buf.maxlen > (size_t) blpg_consumer_keep_memory * 1024)
 	{
 		pfree(get_buf.data);
 		get_buf.data = NULL;
@@ -388,10 +413,10 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
 	rel = table_open(relid, AccessShareLock);
-	st = blpg_typed_reader(rel, server->servername);
+	consume_keep_freed_memory();
+	st = blpg_typed_reader(rel, server->servername, get_buf_reset());
 	values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
 	nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
-	consume_keep_freed_memory();
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	deadline = GetCurrentTimestamp() + (int64) timeout_ms * 1000;
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "binlog_fdw get_table row",
@@ -444,5 +469,6 @@ binlog_fdw_get_table(PG_FUNCTION_ARGS)
 	}
 	MemoryContextDelete(rowcxt);
 	table_close(rel, AccessShareLock);
+	get_buf_trim();
 	return (Datum) 0;
 }

@@ -25,6 +25,12 @@
 /* binlog_fdw.jsonl_max_bytes (kB): the longest text of a get_jsonl() batch */
 extern int	blpg_jsonl_max_bytes;
 
+/*
+ * binlog_fdw.consumer_keep_memory (kB): the freed memory a consumer backend
+ * keeps for its next get (get.c)
+ */
+extern int	blpg_consumer_keep_memory;
+
 /* ---- typed foreign tables (import.c, typed.c) ----
  *
  * IMPORT FOREIGN SCHEMA makes one foreign table per source table, with the
@@ -59,6 +65,14 @@ extern List *blpg_import_foreign_schema(ImportForeignSchemaStmt *stmt, Oid serve
 /* Is this foreign table an imported (typed) one (option table_name)? */
 extern bool blpg_typed_table(Oid relid);
 
+/*
+ * A restriction "column OP constant" on a column of baserel (the constant
+ * not NULL): the operator's name, the column and the constant; else NULL
+ * (fdw.c).
+ */
+extern char *blpg_column_op_const(RestrictInfo *ri, RelOptInfo *baserel, Var **var,
+								  Const **cst);
+
 /* The FDW callbacks of typed tables (fdw.c calls them for those). */
 extern List *blpg_typed_private(PlannerInfo *root, RelOptInfo *baserel, Relation rel);
 extern void blpg_typed_begin(ForeignScanState *node, int eflags);
@@ -70,13 +84,15 @@ extern void blpg_typed_explain(ForeignScanState *node, struct ExplainState *es);
 /*
  * get_table(): the rows of a batch of typed table rel of source
  * server_name.  The entries of a batch go into blpg_typed_reader_buffer()
- * (sized for a batch of max_changes of slot),
+ * (entries, the caller's buffer, emptied and sized for a batch of
+ * max_changes of slot),
  * then blpg_typed_reader_start() and _next() give its rows of the table
  * (_binlog_batch: batch_id); blpg_typed_reader_buffer_len() is the size of
  * the entries taken.
  */
 typedef struct typed_state typed_state;
-extern typed_state *blpg_typed_reader(Relation rel, const char *server_name);
+extern typed_state *blpg_typed_reader(Relation rel, const char *server_name,
+									  StringInfo entries);
 extern StringInfo blpg_typed_reader_buffer(typed_state *st, blpg_slot *slot, int max_changes);
 extern int	blpg_typed_reader_buffer_len(typed_state *st);
 extern void blpg_typed_reader_start(typed_state *st, uint64 first, uint64 last,

@@ -96,7 +96,8 @@ struct typed_state
 	int			absent_att;		/* index of _binlog_absent, or -1 */
 	Datum		no_absent;		/* '{}' (st->cxt) */
 	typed_filter filter;
-	StringInfoData entries;
+	StringInfo	entries;		/* the changes read: own_entries, or get_table()'s */
+	StringInfoData own_entries;
 	bool		started;
 	size_t		off;			/* next entry */
 	const blpg_entry *e;		/* current ROWS entry */
@@ -123,6 +124,7 @@ struct typed_state
 	uint64		xid;			/* of the current transaction, 0 unknown */
 	size_t		xid_until;		/* offset of the entry that xid is from */
 	MemoryContext cxt;
+	MemoryContextCallback release;	/* of kept_entries, if entries is it */
 };
 
 static char *
@@ -261,28 +263,17 @@ blpg_typed_conditions(PlannerInfo *root, RelOptInfo *baserel, Relation rel)
 
 	foreach(lc, baserel->baserestrictinfo)
 	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op;
 		Var		   *var;
 		Const	   *cst;
-		char	   *opname;
+		char	   *opname = blpg_column_op_const(lfirst_node(RestrictInfo, lc), baserel,
+												  &var, &cst);
 		int			meta;
 		int64		iv;
 
-		if (!IsA(ri->clause, OpExpr))
-			continue;
-		op = (OpExpr *) ri->clause;
-		if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
-			!IsA(lsecond(op->args), Const))
-			continue;
-		var = linitial(op->args);
-		cst = lsecond(op->args);
-		if (var->varno != baserel->relid || var->varattno <= 0 || cst->constisnull)
+		if (opname == NULL)
 			continue;
 		meta = atts[var->varattno - 1].meta;
-		opname = get_opname(op->opno);
-		if (opname == NULL ||
-			(strcmp(opname, "=") != 0 && strcmp(opname, "<") != 0 && strcmp(opname, "<=") != 0 &&
+		if ((strcmp(opname, "=") != 0 && strcmp(opname, "<") != 0 && strcmp(opname, "<=") != 0 &&
 			 strcmp(opname, ">") != 0 && strcmp(opname, ">=") != 0))
 			continue;
 		if (meta == BLPG_META_OP && strcmp(opname, "=") == 0 && cst->consttype == TEXTOID)
@@ -408,6 +399,30 @@ typed_create(Relation rel)
 	return st;
 }
 
+/*
+ * The entries buffer of a scan (the copy of the changes it shows), kept
+ * between scans in TopMemoryContext up to binlog_fdw.consumer_keep_memory,
+ * as get() keeps its batch's: a query that reads the table again reuses the
+ * memory instead of faulting fresh pages in.  One scan has it at a time
+ * (kept_in_use); another scan at the same time (a self-join, an open
+ * cursor) has its own.
+ */
+static StringInfoData kept_entries;
+static bool kept_in_use = false;
+
+/* The scan that had the kept buffer ended (its memory context went). */
+static void
+kept_release(void *arg)
+{
+	if (kept_entries.data != NULL &&
+		(size_t) kept_entries.maxlen > (size_t) blpg_consumer_keep_memory * 1024)
+	{
+		pfree(kept_entries.data);
+		kept_entries.data = NULL;
+	}
+	kept_in_use = false;
+}
+
 void
 blpg_typed_begin(ForeignScanState *node, int eflags)
 {
@@ -466,7 +481,27 @@ blpg_typed_begin(ForeignScanState *node, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	st->slot = blpg_consumer_slot(st->server->servername, NULL);
-	initStringInfo(&st->entries);
+	if (!kept_in_use)
+	{
+		/* the kept buffer, until this scan's memory goes (also on error) */
+		if (kept_entries.data == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			initStringInfo(&kept_entries);
+			MemoryContextSwitchTo(old);
+		}
+		kept_in_use = true;
+		st->entries = &kept_entries;
+		st->release.func = kept_release;
+		st->release.arg = NULL;
+		MemoryContextRegisterResetCallback(st->cxt, &st->release);
+	}
+	else
+	{
+		st->entries = &st->own_entries;
+		initStringInfo(st->entries);
+	}
 }
 
 /* Read the changes first..last of the entries in st->entries from the start. */
@@ -516,7 +551,7 @@ typed_start(typed_state *st)
 				last;
 	MemoryContext old = MemoryContextSwitchTo(st->cxt);
 
-	resetStringInfo(&st->entries);
+	resetStringInfo(st->entries);
 	LWLockAcquire(&st->slot->lock, LW_SHARED);
 	first = Max(st->slot->ack_seq + 1, st->filter.min_seq);
 	last = Min(st->slot->put_seq, st->filter.max_seq);
@@ -525,12 +560,13 @@ typed_start(typed_state *st)
 		uint64		bytes = st->slot->put_off - st->slot->ack_off;
 
 		/* all of it (no upper bound): one allocation, not doubling copies */
-		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2)
+		if (last == st->slot->put_seq && bytes < MaxAllocSize / 2 &&
+			bytes >= (uint64) st->entries->maxlen)
 		{
-			enlargeStringInfo(&st->entries, (int) bytes);
-			entries_huge_pages(&st->entries);
+			enlargeStringInfo(st->entries, (int) bytes);
+			entries_huge_pages(st->entries);
 		}
-		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, &st->entries);
+		blpg_ring_copy(st->slot, st->slot->ack_off, first, last, st->entries);
 	}
 	LWLockRelease(&st->slot->lock);
 	typed_reset(st, first, last);
@@ -569,9 +605,9 @@ find_xid(typed_state *st)
 	if (off < st->xid_until)
 		return;
 	st->xid = 0;
-	while (off < (size_t) st->entries.len)
+	while (off < (size_t) st->entries->len)
 	{
-		const blpg_entry *e = (const blpg_entry *) (st->entries.data + off);
+		const blpg_entry *e = (const blpg_entry *) (st->entries->data + off);
 
 		off += e->total_len;
 		if (e->kind == BLPG_ENTRY_COMMIT)
@@ -736,9 +772,9 @@ advance(typed_state *st)
 
 		if (e != NULL && st->seq < e->seq_first + e->nchanges && st->seq <= st->last)
 			return true;
-		if (st->off >= (size_t) st->entries.len)
+		if (st->off >= (size_t) st->entries->len)
 			return false;
-		e = (const blpg_entry *) (st->entries.data + st->off);
+		e = (const blpg_entry *) (st->entries->data + st->off);
 		st->off += e->total_len;
 		if (e->seq_first > st->last)
 			return false;
@@ -1070,7 +1106,7 @@ blpg_typed_iterate(ForeignScanState *node)
 /* ---- get_table() ---- */
 
 typed_state *
-blpg_typed_reader(Relation rel, const char *server_name)
+blpg_typed_reader(Relation rel, const char *server_name, StringInfo entries)
 {
 	typed_state *st = typed_create(rel);
 
@@ -1079,36 +1115,39 @@ blpg_typed_reader(Relation rel, const char *server_name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("foreign table \"%s\" belongs to source \"%s\", not \"%s\"",
 						st->relname, st->server->servername, server_name)));
-	initStringInfo(&st->entries);
+	st->entries = entries;
 	return st;
 }
 
+/*
+ * The reader's buffer, emptied, with room for a batch of max_changes of
+ * slot if that is all the changes not handed out (one allocation, not
+ * doubling copies), in huge pages where the kernel has them.  The buffer is
+ * the caller's (get.c keeps it between calls): when it has the room
+ * already, nothing is allocated or faulted in.
+ */
 StringInfo
 blpg_typed_reader_buffer(typed_state *st, blpg_slot *slot, int max_changes)
 {
 	uint64		bytes = 0;
 
-	resetStringInfo(&st->entries);
-	/* a batch of all the changes not handed out: room for them at once */
+	resetStringInfo(st->entries);
 	LWLockAcquire(&slot->lock, LW_SHARED);
 	if (slot->put_seq - slot->get_seq <= (uint64) max_changes)
 		bytes = slot->put_off - slot->get_off;
 	LWLockRelease(&slot->lock);
-	if (bytes > (uint64) st->entries.maxlen && bytes < MaxAllocSize / 2)
+	if (bytes >= (uint64) st->entries->maxlen && bytes < MaxAllocSize / 2)
 	{
-		MemoryContext old = MemoryContextSwitchTo(st->cxt);
-
-		enlargeStringInfo(&st->entries, (int) bytes);
-		entries_huge_pages(&st->entries);
-		MemoryContextSwitchTo(old);
+		enlargeStringInfo(st->entries, (int) bytes);
+		entries_huge_pages(st->entries);
 	}
-	return &st->entries;
+	return st->entries;
 }
 
 int
 blpg_typed_reader_buffer_len(typed_state *st)
 {
-	return st->entries.len;
+	return st->entries->len;
 }
 
 void

@@ -10,6 +10,7 @@
  * not use this file.
  */
 #include "store/store.h"
+#include "types/types.h"
 
 #include "bl_charset.h"
 #include "bl_event_json.h"
@@ -473,66 +474,35 @@ jb_numeric(const char *s, int len)
 
 /*
  * The value of the JSON string token s[0..len) (quotes included); false if
- * it has an escape other than \" \\ \/ \b \f \n \r \t (the parser's job).
- * Without escapes the value points into s.
+ * it has an escape other than \" \\ \/ \b \f \n \r \t, a control character
+ * or a '"' before its end (the parser's job).  Without escapes the value
+ * points into s.
  */
 static bool
 jb_string(char *s, int len, JsonbValue *v)
 {
 	char	   *p = s + 1;
 	char	   *end = s + len - 1;
-	char	   *bs = memchr(p, '\\', end - p);
-	char	   *out,
-			   *o;
+	char	   *out;
+	int			n;
 
 	v->type = jbvString;
-	if (bs == NULL)
+	if (memchr(p, '\\', end - p) == NULL)
 	{
 		v->val.string.val = p;
 		v->val.string.len = end - p;
 		jb_check_string_len(v->val.string.len);
 		return true;
 	}
-	o = out = palloc(end - p);
-	while (bs != NULL)
+	out = palloc(end - p);
+	/* up to the closing quote, which must be the token's last byte */
+	if (blpg_json_unescape(p, end + 1, out, &n) != end)
 	{
-		memcpy(o, p, bs - p);
-		o += bs - p;
-		if (bs + 1 >= end)
-			return false;
-		switch (bs[1])
-		{
-			case '"':
-			case '\\':
-			case '/':
-				*o++ = bs[1];
-				break;
-			case 'b':
-				*o++ = '\b';
-				break;
-			case 'f':
-				*o++ = '\f';
-				break;
-			case 'n':
-				*o++ = '\n';
-				break;
-			case 'r':
-				*o++ = '\r';
-				break;
-			case 't':
-				*o++ = '\t';
-				break;
-			default:
-				pfree(out);
-				return false;
-		}
-		p = bs + 2;
-		bs = p < end ? memchr(p, '\\', end - p) : NULL;
+		pfree(out);
+		return false;
 	}
-	memcpy(o, p, end - p);
-	o += end - p;
 	v->val.string.val = out;
-	v->val.string.len = o - out;
+	v->val.string.len = n;
 	jb_check_string_len(v->val.string.len);
 	return true;
 }

@@ -106,44 +106,29 @@ static const bool string_stop[256] = {
 	[0x1e] = true, [0x1f] = true, ['"'] = true, ['\\'] = true,
 };
 
-/* A string token (at its '"'); false for \u escapes, control characters. */
-static bool
-parse_string(jparse *j, JsonbValue *out)
+/*
+ * The body of a JSON string token from p (just after its opening '"') to
+ * its closing '"' (before end), unescaped into d, which has room for end - p
+ * bytes: its length into *dlen; returns the closing '"', or NULL for what
+ * only jsonb_in reads (it makes the value or raises its error): a \u
+ * escape or an invalid one, a control character, no closing '"'.
+ */
+const char *
+blpg_json_unescape(const char *p, const char *end, char *d, int *dlen)
 {
-	const char *s = ++j->p;
-	const char *p = s;
-	char	   *d,
-			   *buf;
+	char	   *d0 = d;
 
-	while (p < j->end && !string_stop[(unsigned char) *p])
-		p++;
-	if (p >= j->end || (unsigned char) *p < 0x20)
-		return false;
-	if (*p == '"')
-	{
-		if (p - s > JENTRY_OFFLENMASK)
-			return false;
-		out->type = jbvString;
-		out->val.string.val = (char *) s;
-		out->val.string.len = (int) (p - s);
-		j->p = p + 1;
-		return true;
-	}
-	/* escapes: unescaped into a copy (never longer than the token) */
-	buf = palloc(j->end - s);
-	memcpy(buf, s, p - s);
-	d = buf + (p - s);
-	while (p < j->end && *p != '"')
+	while (p < end && *p != '"')
 	{
 		if ((unsigned char) *p < 0x20)
-			return false;
+			return NULL;
 		if (*p != '\\')
 		{
 			*d++ = *p++;
 			continue;
 		}
-		if (++p >= j->end)
-			return false;
+		if (++p >= end)
+			return NULL;
 		switch (*p)
 		{
 			case '"':
@@ -167,15 +152,54 @@ parse_string(jparse *j, JsonbValue *out)
 				*d++ = '\t';
 				break;
 			default:
-				return false;	/* \u (and invalid escapes): jsonb_in */
+				return NULL;
 		}
 		p++;
 	}
-	if (p >= j->end || d - buf > JENTRY_OFFLENMASK)
+	if (p >= end)
+		return NULL;
+	*dlen = (int) (d - d0);
+	return p;
+}
+
+/* A string token (at its '"'); false for \u escapes, control characters. */
+static bool
+parse_string(jparse *j, JsonbValue *out)
+{
+	const char *s = ++j->p;
+	const char *p = s;
+	char	   *buf;
+	int			n;
+
+	while (p < j->end && !string_stop[(unsigned char) *p])
+		p++;
+	if (p >= j->end || (unsigned char) *p < 0x20)
 		return false;
+	if (*p == '"')
+	{
+		if (p - s > JENTRY_OFFLENMASK)
+			return false;
+		out->type = jbvString;
+		out->val.string.val = (char *) s;
+		out->val.string.len = (int) (p - s);
+		j->p = p + 1;
+		return true;
+	}
+	/* escapes: unescaped into a copy (never longer than the token) */
+	buf = palloc(j->end - s);
+	memcpy(buf, s, p - s);
+	n = (int) (p - s);
+	{
+		int			rest;
+
+		p = blpg_json_unescape(p, j->end, buf + n, &rest);
+		if (p == NULL || n + (int64) rest > JENTRY_OFFLENMASK)
+			return false;
+		n += rest;
+	}
 	out->type = jbvString;
 	out->val.string.val = buf;
-	out->val.string.len = (int) (d - buf);
+	out->val.string.len = n;
 	j->p = p + 1;
 	return true;
 }

@@ -4,7 +4,8 @@
 # stale definitions (test/typed/typed.py, python3-psycopg2, python3-pymysql).
 #
 # Cases (one "ok - typed/NAME" line each): import, values, pushdown,
-# get-table, jsonb, hostile-names, stale, partial-image.
+# get-table, scans-at-once, jsonb, get-table-large, hostile-names, stale,
+# partial-image.
 # The suite creates and drops its own databases (PostgreSQL and MariaDB
 # blf_typed).  BLF_TYPED_KEEP=1 keeps them for inspection.
 set -euo pipefail

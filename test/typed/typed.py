@@ -17,6 +17,10 @@ Cases (one "ok - typed/NAME" line each):
   pushdown      WHERE on _binlog_op, _binlog_seq and _binlog_commit_time is in
                 EXPLAIN's Ring Filter and gives the rows the same WHERE gives
                 unpushed; a join with an ordinary table
+  scans-at-once a cursor paused in its scan while its session scans the
+                table again after another session acked (the copy of the
+                ring starts elsewhere) and self-joins it: every scan shows
+                its own changes
   get-table     get_table(): the rows of the peek, with the batch; rollback
                 delivers them again; an ack in an aborted transaction keeps
                 them; an ack removes them; batches of other tables are
@@ -265,6 +269,45 @@ def case_pushdown(conn, m):
     got = q(conn, "SELECT n.name, p.v FROM ft.pd p JOIN names n ON n.id = p.id "
                   "WHERE p._binlog_op = 'update' AND p._binlog_image = 'after' ORDER BY n.id")
     check(got == [('n%d' % i, i * 10 + 1) for i in range(1, 6)], 'join: %s' % got)
+
+
+def case_scans_at_once(conn, m):
+    """Scans at the same time in one session: one has the buffer of changes
+    kept between scans, the others their own.  A cursor paused in the middle
+    of its scan keeps showing its changes while, in its session, a scan
+    copies the ring again after another session acked them (so the copy
+    starts elsewhere) and a self-join runs."""
+    table = '%s.sa' % MDB
+    mx(m, 'CREATE TABLE %s (id INT PRIMARY KEY, v INT)' % table)
+    q(conn, 'IMPORT FOREIGN SCHEMA %s LIMIT TO (sa) FROM SERVER tsrc INTO ft' % MDB)
+    for i in range(1, 21):
+        mx(m, 'INSERT INTO %s VALUES (%d, %d)' % (table, i, i * 10))
+    wait_rows(conn, 'SELECT count(*) FROM ft.sa', 20, '20 typed rows of sa')
+    other = pg()
+    try:
+        cur = conn.cursor()
+        cur.execute('BEGIN')
+        cur.execute('DECLARE paused CURSOR FOR SELECT id, v FROM ft.sa')
+        cur.execute('FETCH 12 FROM paused')
+        first = cur.fetchall()
+        ack_all(other)
+        for i in range(21, 26):
+            mx(m, 'INSERT INTO %s VALUES (%d, %d)' % (table, i, i * 10))
+        wait_rows(other, 'SELECT count(*) FROM ft.sa', 5, 'the 5 typed rows of sa after the ack')
+        during = q(conn, 'SELECT id, v FROM ft.sa')
+        joined = q(conn, 'SELECT a.id, b.v FROM ft.sa a JOIN ft.sa b '
+                         'ON a._binlog_seq = b._binlog_seq AND a._binlog_image = b._binlog_image')
+        cur.execute('FETCH ALL FROM paused')
+        rest = cur.fetchall()
+        cur.execute('COMMIT')
+    finally:
+        other.close()
+    later = [(i, i * 10) for i in range(21, 26)]
+    check(sorted(during) == later, 'a scan while a cursor is open: %s' % sorted(during))
+    check(sorted(joined) == later, 'a self-join while a cursor is open: %s' % sorted(joined))
+    check(len(first) == 12 and sorted(first + rest) == [(i, i * 10) for i in range(1, 21)],
+          'the paused cursor: %s then %s' % (first, rest))
+    check(sorted(q(conn, 'SELECT id, v FROM ft.sa')) == later, 'sa after the cursor')
 
 
 def case_get_table(conn, m):
@@ -772,7 +815,8 @@ def main():
         print('not ok - typed/setup: %s: %s' % (type(e).__name__, short(str(e).strip(), 500)))
         return 1
     for name, fn in [('import', case_import), ('values', case_values), ('pushdown', case_pushdown),
-                     ('get-table', case_get_table), ('jsonb', case_jsonb), ('get-table-large', case_large),
+                     ('get-table', case_get_table), ('scans-at-once', case_scans_at_once),
+                     ('jsonb', case_jsonb), ('get-table-large', case_large),
                      ('hostile-names', case_hostile),
                      ('stale', case_stale), ('partial-image', case_partial)]:
         t0 = time.monotonic()

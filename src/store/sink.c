@@ -913,6 +913,22 @@ put_ddl(blpg_sink *s, const bl_event *ev, const char *file)
 }
 
 /*
+ * An XA transaction that changed captured tables and that is not simply
+ * committed: its rows were put into the ring but never committed there; the
+ * worker stops at it (what is acknowledged stays).
+ */
+static void
+xa_error(blpg_sink *s, const bl_event *ev, const char *file, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("source \"%s\": an XA transaction that changed captured tables was %s at binlog %s:%llu",
+					s->slot->server_name, what, file, (unsigned long long) ev->pos),
+			 errdetail("Its outcome, XA COMMIT or XA ROLLBACK, comes later in the binlog as a transaction of its own; binlog_fdw does not follow two-phase XA transactions, and nothing of this one was committed here."),
+			 errhint("Commit XA transactions on captured tables in one phase (XA COMMIT ... ONE PHASE) or not at all, then copy the tables again: binlog_fdw.stop(), binlog_fdw.reset() and binlog_fdw.snapshot() start the source after it.")));
+}
+
+/*
  * A statement that changes rows (INSERT, UPDATE, DELETE, REPLACE, LOAD
  * DATA, WITH ...), written by a session with binlog_format STATEMENT or
  * MIXED, such as one opened before SET GLOBAL binlog_format = ROW, or one
@@ -1077,6 +1093,20 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 					}
 					return true;
 				}
+				/*
+				 * XA: "XA END" ends the statements, not the transaction:
+				 * an XA_PREPARE event (two-phase, or MySQL's one phase),
+				 * "XA COMMIT ... ONE PHASE" or an XID follows.
+				 */
+				if (sql_is(sql, "XA END") && s->in_txn)
+					return true;
+				if (sql_is(sql, "XA ROLLBACK"))
+				{
+					if (s->in_txn && s->begin_put)
+						xa_error(s, ev, file, "rolled back inside its own transaction");
+					end_txn(s, file, ev->next_pos);
+					return true;	/* of a prepared one: nothing was put */
+				}
 				if (sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
 					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
 				{
@@ -1175,6 +1205,52 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 				if (rc != 0)
 					state_error(s, &err, psprintf("the GTID list at the start of binlog %s", file));
 				return true;
+			}
+
+		case BL_EV_INCIDENT:
+
+			/*
+			 * The source marks a gap: changes it could not write to the
+			 * binlog (LOST_EVENTS).  A replica's SQL thread stops at it.
+			 */
+			if (ev->u.incident.kind != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("source \"%s\": the binlog has an incident event (kind %u) at %s:%llu: the source says changes may be missing from its binlog",
+								s->slot->server_name, (unsigned) ev->u.incident.kind, file,
+								(unsigned long long) ev->pos),
+						 ev->u.incident.message.len > 0 ?
+						 errdetail("Its message: %.*s", (int) ev->u.incident.message.len,
+								   ev->u.incident.message.ptr) : 0,
+						 errhint("Copy the tables again from the source: binlog_fdw.stop(), binlog_fdw.reset() and binlog_fdw.snapshot() start the source after it.")));
+			return true;
+
+		case BL_EV_XA_PREPARE:
+			{
+				bool		ok = true;
+
+				if (!s->in_txn)
+					return true;
+				/*
+				 * A two-phase XA transaction, prepared: its outcome comes
+				 * later (XA COMMIT or XA ROLLBACK in a group of its own,
+				 * other transactions in between).  Not followed: an error
+				 * if it changed a captured table (nothing of it is
+				 * committed here), else passed over like its outcome.
+				 */
+				if (!ev->u.xa_prepare.one_phase)
+				{
+					if (s->begin_put)
+						xa_error(s, ev, file, "prepared for a two-phase commit");
+					gtid_done(s);
+					end_txn(s, file, ev->next_pos);
+					return true;
+				}
+				/* MySQL's XA COMMIT ... ONE PHASE */
+				gtid_done(s);
+				ok = put_commit(s, ev, file, 0);
+				end_txn(s, file, ev->next_pos);
+				return ok;
 			}
 
 		case BL_EV_LOAD:

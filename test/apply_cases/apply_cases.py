@@ -205,6 +205,7 @@ def main():
         ('ddl', lambda: cases_ddl.case_ddl(conn_box[0], m)),
         ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
         ('statement-format', lambda: cases_ddl.case_statement_format(conn_box[0], m)),
+        ('xa', lambda: cases_ddl.case_xa(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),
         ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
         ('triggers', lambda: cases_triggers.case_triggers(conn_box[0], m)),

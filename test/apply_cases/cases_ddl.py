@@ -333,3 +333,46 @@ def case_statement_format(conn, m):
     check(rows == [(0,)], 'PostgreSQL has rows of the LOAD DATA: %s' % rows)
     log('statement-format: %s' % short(st['last_error'], 300))
     src.drop()
+
+
+def case_xa(conn, m):
+    """XA transactions: one committed in one phase is applied; a two-phase
+    one prepared on a captured table stops the worker with an error at its
+    XA_PREPARE, before anything of it is applied (it was committed at its
+    XA END before: a later XA ROLLBACK left its rows applied); one on a
+    table not captured is passed over with its outcome."""
+    db = 'blf_ac_xa'
+    other = 'blf_ac_xa_other'
+    mdb_fresh(m, db)
+    mdb_fresh(m, other)
+    w = mdb(db=db)
+    mx(w, 'CREATE TABLE x (id INT PRIMARY KEY, v VARCHAR(20))')
+    mx(w, 'CREATE TABLE %s.o (id INT PRIMARY KEY)' % other)
+    mx(w, "INSERT INTO x VALUES (1, 'a')")
+    src = Source(conn, 'ac_xa', r'^blf_ac_xa\.')
+    src.snapshot(['blf_ac_xa.x'])
+    src.start()
+    for sql in ["XA START 'one'", "INSERT INTO x VALUES (2, 'one phase')", "XA END 'one'",
+                "XA COMMIT 'one' ONE PHASE",
+                "XA START 'other'", 'INSERT INTO %s.o VALUES (1)' % other, "XA END 'other'",
+                "XA PREPARE 'other'", "XA COMMIT 'other'",
+                "INSERT INTO x VALUES (3, 'plain')"]:
+        mx(w, sql)
+    src.sync(w)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_xa.x ORDER BY id')
+    check(rows == [(1, 'a'), (2, 'one phase'), (3, 'plain')], 'one phase and plain: %s' % short(rows))
+    st = status(conn, 'ac_xa')
+    check(st['last_error'] is None, 'an XA transaction on a table not captured stopped the worker: %s'
+          % short(st, 400))
+    for sql in ["XA START 'r'", "INSERT INTO x VALUES (4, 'rolled back')", "XA END 'r'",
+                "XA PREPARE 'r'", "XA ROLLBACK 'r'", "INSERT INTO x VALUES (5, 'after')"]:
+        mx(w, sql)
+    st = wait_for('the worker to stop at the prepared XA transaction',
+                  lambda: (lambda x: x if x and x['last_error'] and 'XA transaction' in x['last_error']
+                           else None)(status(conn, 'ac_xa')), 30, 0.1)
+    src.apply(wait=0.5)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_xa.x ORDER BY id')
+    check(rows == [(1, 'a'), (2, 'one phase'), (3, 'plain')],
+          'after the prepared XA transaction, PostgreSQL has %s' % short(rows))
+    log('xa: %s' % short(st['last_error'], 300))
+    src.drop()

@@ -694,6 +694,22 @@ def case_source_checks(conn):
     stmt.stop()
 
 
+def case_source_incident(conn):
+    """An INCIDENT event (the source says changes may be missing from its
+    binlog, bug40482-bin.000001): the worker stops at it with an error, as
+    a replica's SQL thread does; it was passed over."""
+    src = source('pg-incident', ['bug40482-bin.000001'], version='8.0.40', binlog_row_metadata='FULL')
+    create_source(conn, 'my_incident', src)
+    st = wait_for('the incident error',
+                  lambda: (lambda x: x if x and x.get('last_error') and 'incident' in x['last_error']
+                           else None)(status(conn, 'my_incident')))
+    check('bug40482-bin.000001:106' in st['last_error'],
+          'the error does not name the position: %s' % st['last_error'])
+    log('incident: %s' % short(st['last_error'], 200))
+    drop_source(conn, 'my_incident')
+    src.stop()
+
+
 def main(argv):
     # gtid_resume's cases use this module's helpers (and its SOURCES)
     sys.modules.setdefault('cases', sys.modules[__name__])
@@ -724,6 +740,7 @@ def main(argv):
         ('source-gtid-start', with_pg(case_source_gtid_start)),
         ('source-live', with_pg(case_source_live)),
         ('source-checks', with_pg(case_source_checks)),
+        ('source-incident', with_pg(case_source_incident)),
         ('source-restart', with_pg(lambda c: case_source_restart(conn_box))),
         ('resume-gtid', with_pg(lambda c: gtid_resume.case_resume_gtid(conn_box))),
         ('resume-gtid-tagged', with_pg(lambda c: gtid_resume.case_resume_gtid_tagged(c))),

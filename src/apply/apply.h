@@ -225,8 +225,8 @@ typedef struct blpg_load_chunk
 	const char *after;			/* the chunk's keys are above this one (its
 								 * integers, comma-separated, in the key's
 								 * order), NULL: from the start */
-	const char *upto;			/* ... and at most this one (one integer
-								 * column only), NULL: to the end */
+	const char *upto;			/* ... and at most this one (as many
+								 * integers), NULL: to the end */
 	int64		rows_before;	/* progress: rows of the table's earlier chunks */
 	TimestampTz started;		/* the load's start in this session (0: now) */
 	int64		rows_at_start;	/* rows of the chunks before that */

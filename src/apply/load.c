@@ -36,24 +36,39 @@
  * parallel => N: loaders.c) load several tables at once, and several key
  * ranges of one table at once:
  *
- * Ranges.  With parallel => N, the first chunk of a table whose key is one
- * integer column, if it is full, also reads the source's greatest key in
- * its snapshot and splits the keys above its own into up to N ranges of
- * equal width (at least chunk_rows keys each; split_keys()); it records
+ * Ranges.  With parallel => N, the first chunk of a table chunked by its
+ * key, if it is full, also splits the keys above its own into up to N
+ * ranges, in its snapshot: a key of one integer column by the source's
+ * greatest key, in ranges of equal width (at least chunk_rows keys each;
+ * split_keys()); a key of several integer columns by rows, each bound the
+ * key about rows/N rows above the one before in the key's order, read by
+ * MySQL with LIMIT 1 OFFSET (split_keys_by_rows(); bounds are whole key
+ * tuples, compared as MySQL orders the key, column by column).  It records
  * the split in the mapping row (load_split: each range's upper bound but
  * the last's, the first range being the first chunk's keys) in its own
  * transaction, under the exclusive lock, so no other chunk or apply sees
  * the table in between.  Every later chunk belongs to one range
  * (load_range[i]) and holds the range's keys above its previous chunk (or
  * above the range's lower bound) up to its own bound, the range's last
- * chunk (load_key_hi NULL) up to the range's end.  The ranges partition
- * the integers (the first has no lower bound, the last no upper one: a key
+ * chunk (load_key_hi NULL) up to the range's end: (k) > (lower) AND (k)
+ * <= (upper), both sides evaluated by MySQL.  The ranges partition the
+ * keys (the first has no lower bound, the last no upper one: a key
  * inserted later below or above every key at the split is in them), so
  * every key is in exactly one range and, once its range is complete, in
- * exactly one chunk; the table is complete when every range is.  Keys of
- * several columns, and tables loaded without parallel, keep one range
- * (the chunks are then the prefix they always were): splitting a key of
- * several columns would need bounds over all of them.
+ * exactly one chunk; the table is complete when every range is.  Tables
+ * loaded without parallel keep one range (the chunks are then the prefix
+ * they always were).
+ *
+ * Keys that are not all integers (varchar, binary, temporal, decimal) are
+ * not chunked and so not split: they are copied in one pass (as a keyless
+ * table is), whatever parallel asks.  Not for want of bounds (MySQL
+ * can give them, with its collation), but because apply must place every
+ * changed row into its range and chunk by its key (target.c,
+ * chunk_holds()), in PostgreSQL, as MySQL orders the key: exact for
+ * integers, not for a collation such as utf8mb4_general_ci ('a' = 'A' =
+ * 'a ' there), whose order PostgreSQL does not have.  docs/load.md
+ * ("Ranges for keys that are not integers") has the designs that would
+ * keep apply's decision exact.
  *
  * Who copies what.  A loader takes a range for one chunk with the range's
  * lock (synclock.c; conditionally, passing to the next range, or to the
@@ -438,6 +453,130 @@ split_keys(bl_snapshot *snap, const char *db, const char *table, const char *col
 }
 
 /*
+ * The split of a table whose first chunk ended at key "after", for a key
+ * of several integer columns (equal widths mean nothing over a tuple): up
+ * to "ranges" ranges of about equal rows, from the source's estimate of
+ * the table's rows (est; the first chunk's "first" rows are not shared).
+ * Each bound is the key "step" rows above the one before, in the key's
+ * order, read by MySQL in the chunk's snapshot:
+ *   SELECT k1, k2 FROM t WHERE (k1, k2) > (prev) ORDER BY k1, k2
+ *   LIMIT 1 OFFSET step - 1
+ * so the bounds together read the rows above the first chunk once, over
+ * the primary key.  Fewer ranges if the table has fewer rows than the
+ * estimate (the last range, unbounded, takes what is above the last
+ * bound); NULL (one range) when the rest is too small to share.  The
+ * bounds are strictly increasing keys of the table, so the ranges
+ * partition the keys as split_keys' do.
+ */
+static char **
+split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nkey,
+				   const char *const *columns, const char *after, int64 est, int64 first,
+				   int ranges, int64 chunk_rows, const char *source, int *nsplit)
+{
+	char		qi[600];
+	char	  **split;
+	int64		rest = est - first;
+	int64		step;
+	int			n = ranges;
+	int			got_bounds = 1;
+
+	*nsplit = 0;
+	if (rest / chunk_rows < n)
+		n = (int) (rest / chunk_rows);
+	if (n < 2)
+		return NULL;
+	step = rest / n;
+	split = palloc(sizeof(char *) * n);
+	split[0] = pstrdup(after);
+	for (int i = 1; i < n; i++)
+	{
+		StringInfoData sql;
+		StringInfoData bound;
+		char	   *copy = pstrdup(split[i - 1]);
+		char	   *save = NULL;
+		char	  **vals = palloc0(sizeof(char *) * nkey);
+		int			nv = 0;
+		bl_error	err;
+		char	  **values;
+		unsigned long *lengths;
+		int			got;
+		bool		found = false;
+
+		for (char *tok = strtok_r(copy, ",", &save); tok && nv < nkey; tok = strtok_r(NULL, ",", &save))
+			vals[nv++] = tok;
+		if (nv != nkey)
+			elog(ERROR, "the key \"%s\" of %s does not have %d values", split[i - 1], source, nkey);
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, "SELECT ");
+		for (int k = 0; k < nkey; k++)
+		{
+			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+			appendStringInfo(&sql, "%s%s", k ? ", " : "", qi);
+		}
+		bl_snapshot_quote_ident(db, qi, sizeof(qi));
+		appendStringInfo(&sql, " FROM %s.", qi);
+		bl_snapshot_quote_ident(table, qi, sizeof(qi));
+		appendStringInfo(&sql, "%s WHERE (", qi);
+		for (int k = 0; k < nkey; k++)
+		{
+			if (k)
+				appendStringInfoString(&sql, " OR ");
+			appendStringInfoChar(&sql, '(');
+			for (int e = 0; e < k; e++)
+			{
+				bl_snapshot_quote_ident(columns[e], qi, sizeof(qi));
+				appendStringInfo(&sql, "%s = %s AND ", qi, vals[e]);
+			}
+			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+			appendStringInfo(&sql, "%s > %s)", qi, vals[k]);
+		}
+		appendStringInfoString(&sql, ") ORDER BY ");
+		for (int k = 0; k < nkey; k++)
+		{
+			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+			appendStringInfo(&sql, "%s%s", k ? ", " : "", qi);
+		}
+		appendStringInfo(&sql, " LIMIT 1 OFFSET " INT64_FORMAT, step - 1);
+		memset(&err, 0, sizeof(err));
+		if (bl_snapshot_query(snap, sql.data, &err) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+					 errmsg("could not read the key ranges of %s: %s", source, err.message),
+					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+		initStringInfo(&bound);
+		while ((got = bl_snapshot_fetch(snap, &values, &lengths, &err)) == 1)
+			if (!found)
+			{
+				found = true;
+				for (int k = 0; k < nkey; k++)
+				{
+					if (values[k] == NULL)
+						found = false;
+					else
+					{
+						if (k)
+							appendStringInfoChar(&bound, ',');
+						appendBinaryStringInfo(&bound, values[k], (int) lengths[k]);
+					}
+				}
+			}
+		if (got < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+					 errmsg("could not read the key ranges of %s: %s", source, err.message),
+					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+		/* fewer rows than the estimate: the last range takes the rest */
+		if (!found)
+			break;
+		split[got_bounds++] = bound.data;
+	}
+	if (got_bounds < 2)
+		return NULL;
+	*nsplit = got_bounds;
+	return split;
+}
+
+/*
  * The range of the table this loader copies a chunk of: the first one not
  * complete and not taken by another loader, from st->prefer on; -1 if
  * there is none, unless wait: then it waits for one that another loader
@@ -606,6 +745,14 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		{
 			cw.split = split_keys(snap, db, table, chunk.key_columns[0], chunk.last_key,
 								  ranges, chunk_rows, source, &cw.nsplit);
+			/* the first range is the first chunk's keys */
+			range_end = cw.nsplit > 0;
+		}
+		else if (first && !range_end && ranges > 1 && chunk.nkey > 1)
+		{
+			cw.split = split_keys_by_rows(snap, db, table, chunk.nkey, chunk.key_columns,
+										  chunk.last_key, chunk.estimate, chunk.rows_read,
+										  ranges, chunk_rows, source, &cw.nsplit);
 			/* the first range is the first chunk's keys */
 			range_end = cw.nsplit > 0;
 		}

@@ -247,6 +247,14 @@ typedef struct blpg_load_chunk
 } blpg_load_chunk;
 
 /*
+ * The integer columns of db.table's primary key (at most
+ * BLPG_CHUNK_KEY_MAX names) and the source's row estimate: how many, 0 if
+ * the key is not made of integers.
+ */
+extern int	blpg_chunk_key_of(struct bl_snapshot *snap, const char *db, const char *table,
+							  const char **names, int64 *estimate);
+
+/*
  * Copy source ("db.table") from the open snapshot snap (at file:pos) into
  * its target in the current transaction: all of it (chunk NULL, as
  * snapshot() does) or one chunk.

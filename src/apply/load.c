@@ -43,7 +43,10 @@
  * split_keys()); a key of several integer columns by rows, each bound the
  * key about rows/N rows above the one before in the key's order, read by
  * MySQL with LIMIT 1 OFFSET (split_keys_by_rows(); bounds are whole key
- * tuples, compared as MySQL orders the key, column by column).  It records
+ * tuples, compared as MySQL orders the key, column by column), read by
+ * one loader before the first chunk takes the lock apply waits for
+ * (presplit(): a read of the table's keys, which apply does not wait
+ * for), the first chunk keeping those above its own keys.  It records
  * the split in the mapping row (load_split: each range's upper bound but
  * the last's, the first range being the first chunk's keys) in its own
  * transaction, under the exclusive lock, so no other chunk or apply sees
@@ -453,59 +456,35 @@ split_keys(bl_snapshot *snap, const char *db, const char *table, const char *col
 }
 
 /*
- * The split of a table whose first chunk ended at key "after", for a key
- * of several integer columns (equal widths mean nothing over a tuple): up
- * to "ranges" ranges of about equal rows, from the source's estimate of
- * the table's rows (est; the first chunk's "first" rows are not shared).
- * Each bound is the key "step" rows above the one before, in the key's
- * order, read by MySQL in the chunk's snapshot:
+ * Up to nmax keys of db.table (a key of nkey integer columns), each "step"
+ * rows above the one before in the key's order, the first step rows above
+ * "after" (NULL: from the first key), read by MySQL:
  *   SELECT k1, k2 FROM t WHERE (k1, k2) > (prev) ORDER BY k1, k2
  *   LIMIT 1 OFFSET step - 1
- * so the bounds together read the rows above the first chunk once, over
- * the primary key.  Fewer ranges if the table has fewer rows than the
- * estimate (the last range, unbounded, takes what is above the last
- * bound); NULL (one range) when the rest is too small to share.  The
- * bounds are strictly increasing keys of the table, so the ranges
- * partition the keys as split_keys' do.
+ * (the > written out column by column), so the queries together read the
+ * rows once, over the primary key.  Strictly increasing; fewer if the
+ * table ends before.
  */
 static char **
-split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nkey,
-				   const char *const *columns, const char *after, int64 est, int64 first,
-				   int ranges, int64 chunk_rows, const char *source, int *nsplit)
+read_bounds(bl_snapshot *snap, const char *db, const char *table, int nkey,
+			const char *const *columns, const char *after, int64 step, int nmax,
+			const char *source, int *nbounds)
 {
 	char		qi[600];
-	char	  **split;
-	int64		rest = est - first;
-	int64		step;
-	int			n = ranges;
-	int			got_bounds = 1;
+	char	  **bounds = palloc0(sizeof(char *) * Max(nmax, 1));
+	const char *prev = after;
 
-	*nsplit = 0;
-	if (rest / chunk_rows < n)
-		n = (int) (rest / chunk_rows);
-	if (n < 2)
-		return NULL;
-	step = rest / n;
-	split = palloc(sizeof(char *) * n);
-	split[0] = pstrdup(after);
-	for (int i = 1; i < n; i++)
+	*nbounds = 0;
+	for (int i = 0; i < nmax; i++)
 	{
 		StringInfoData sql;
 		StringInfoData bound;
-		char	   *copy = pstrdup(split[i - 1]);
-		char	   *save = NULL;
-		char	  **vals = palloc0(sizeof(char *) * nkey);
-		int			nv = 0;
 		bl_error	err;
 		char	  **values;
 		unsigned long *lengths;
 		int			got;
 		bool		found = false;
 
-		for (char *tok = strtok_r(copy, ",", &save); tok && nv < nkey; tok = strtok_r(NULL, ",", &save))
-			vals[nv++] = tok;
-		if (nv != nkey)
-			elog(ERROR, "the key \"%s\" of %s does not have %d values", split[i - 1], source, nkey);
 		initStringInfo(&sql);
 		appendStringInfoString(&sql, "SELECT ");
 		for (int k = 0; k < nkey; k++)
@@ -516,21 +495,35 @@ split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nke
 		bl_snapshot_quote_ident(db, qi, sizeof(qi));
 		appendStringInfo(&sql, " FROM %s.", qi);
 		bl_snapshot_quote_ident(table, qi, sizeof(qi));
-		appendStringInfo(&sql, "%s WHERE (", qi);
-		for (int k = 0; k < nkey; k++)
+		appendStringInfoString(&sql, qi);
+		if (prev)
 		{
-			if (k)
-				appendStringInfoString(&sql, " OR ");
-			appendStringInfoChar(&sql, '(');
-			for (int e = 0; e < k; e++)
+			char	   *copy = pstrdup(prev);
+			char	   *save = NULL;
+			char	  **vals = palloc0(sizeof(char *) * nkey);
+			int			nv = 0;
+
+			for (char *tok = strtok_r(copy, ",", &save); tok && nv < nkey; tok = strtok_r(NULL, ",", &save))
+				vals[nv++] = tok;
+			if (nv != nkey)
+				elog(ERROR, "the key \"%s\" of %s does not have %d values", prev, source, nkey);
+			appendStringInfoString(&sql, " WHERE (");
+			for (int k = 0; k < nkey; k++)
 			{
-				bl_snapshot_quote_ident(columns[e], qi, sizeof(qi));
-				appendStringInfo(&sql, "%s = %s AND ", qi, vals[e]);
+				if (k)
+					appendStringInfoString(&sql, " OR ");
+				appendStringInfoChar(&sql, '(');
+				for (int e = 0; e < k; e++)
+				{
+					bl_snapshot_quote_ident(columns[e], qi, sizeof(qi));
+					appendStringInfo(&sql, "%s = %s AND ", qi, vals[e]);
+				}
+				bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+				appendStringInfo(&sql, "%s > %s)", qi, vals[k]);
 			}
-			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
-			appendStringInfo(&sql, "%s > %s)", qi, vals[k]);
+			appendStringInfoChar(&sql, ')');
 		}
-		appendStringInfoString(&sql, ") ORDER BY ");
+		appendStringInfoString(&sql, " ORDER BY ");
 		for (int k = 0; k < nkey; k++)
 		{
 			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
@@ -550,6 +543,7 @@ split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nke
 				found = true;
 				for (int k = 0; k < nkey; k++)
 				{
+					/* a key column is NOT NULL; a value that is not an integer: none */
 					if (values[k] == NULL)
 						found = false;
 					else
@@ -568,12 +562,143 @@ split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nke
 		/* fewer rows than the estimate: the last range takes the rest */
 		if (!found)
 			break;
-		split[got_bounds++] = bound.data;
+		bounds[(*nbounds)++] = bound.data;
+		prev = bound.data;
 	}
-	if (got_bounds < 2)
+	return bounds;
+}
+
+/*
+ * How many ranges to split est rows into, the first chunk's chunk_rows
+ * not shared: up to "ranges", each of at least chunk_rows rows.
+ */
+static int
+ranges_by_rows(int64 est, int64 chunk_rows, int ranges)
+{
+	int64		rest = est - chunk_rows;
+
+	if (rest <= 0 || chunk_rows <= 0)
+		return 0;
+	return (int) Min((int64) ranges, rest / chunk_rows);
+}
+
+/* A key of nkey integers ("x,y"), parsed; false if it is not one. */
+static bool
+key_values(const char *text, int nkey, int128 *out)
+{
+	char	   *copy = pstrdup(text);
+	char	   *save = NULL;
+	int			n = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (n >= nkey || !blpg_parse_int128(tok, &out[n++]))
+			return false;
+	return n == nkey;
+}
+
+static int
+key_values_cmp(const int128 *a, const int128 *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The split of a table whose first chunk ended at key "after", for a key
+ * of several integer columns (equal widths mean nothing over a tuple): by
+ * rows.  The bounds read before the first chunk's lock (pre, npre: see
+ * presplit()), those above "after"; else, read now in the chunk's
+ * snapshot (apply waits meanwhile), about (est - first) / N rows apart.
+ * The split is after, then the bounds; NULL (one range) when there is
+ * none.  The bounds are strictly increasing keys above after (compared as
+ * integers, column by column: MySQL's order of such a key), so the ranges
+ * partition the keys as split_keys' do; any bounds would do for
+ * exactly-once, these only spread the work.
+ */
+static char **
+split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nkey,
+				   const char *const *columns, const char *after, int64 est, int64 first,
+				   int ranges, int64 chunk_rows, char **pre, int npre, const char *source,
+				   int *nsplit)
+{
+	char	  **split;
+	char	  **bounds = NULL;
+	int			nb = 0;
+
+	*nsplit = 0;
+	if (pre)
+	{
+		int128		lo[BLPG_CHUNK_KEY_MAX];
+		int128		b[BLPG_CHUNK_KEY_MAX];
+
+		if (!key_values(after, nkey, lo))
+			return NULL;
+		bounds = palloc0(sizeof(char *) * Max(npre, 1));
+		for (int i = 0; i < npre; i++)
+			if (key_values(pre[i], nkey, b) && key_values_cmp(b, lo, nkey) > 0)
+				bounds[nb++] = pre[i];
+	}
+	else
+	{
+		int			n = ranges_by_rows(est - first + chunk_rows, chunk_rows, ranges);
+
+		if (n < 2)
+			return NULL;
+		bounds = read_bounds(snap, db, table, nkey, columns, after, (est - first) / n, n - 1,
+							 source, &nb);
+	}
+	if (nb < 1)
 		return NULL;
-	*nsplit = got_bounds;
+	split = palloc(sizeof(char *) * (nb + 1));
+	split[0] = pstrdup(after);
+	for (int i = 0; i < nb; i++)
+		split[i + 1] = bounds[i];
+	*nsplit = nb + 1;
 	return split;
+}
+
+/*
+ * The bounds of a table's ranges, read before its first chunk takes the
+ * lock apply waits for: a key of several integer columns is split by rows
+ * (split_keys_by_rows()), which reads the table's keys over its primary
+ * key once, and that is not done while apply waits.  Outside any
+ * snapshot (each query sees the table as of its own start: the bounds are
+ * strictly increasing all the same, they only spread the work).  The
+ * bounds est / N rows apart from the first key; NULL when the key is of
+ * one column (split_keys() is one lookup, in the chunk) or not of
+ * integers, or the table too small to share.
+ */
+static char **
+presplit(const bl_source_options *so, const char *db, const char *table, int ranges,
+		 int64 chunk_rows, const char *source, int *npre)
+{
+	bl_snapshot *volatile snap;
+	bl_error	err;
+	char	  **volatile bounds = NULL;
+
+	*npre = 0;
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_open(so, &err);
+	if (snap == NULL)
+		return NULL;			/* the chunk reports it */
+	PG_TRY();
+	{
+		const char *names[BLPG_CHUNK_KEY_MAX];
+		int64		est = 0;
+		int			nkey = blpg_chunk_key_of(snap, db, table, names, &est);
+		int			n = ranges_by_rows(est, chunk_rows, ranges);
+
+		if (nkey > 1 && n >= 2)
+			bounds = read_bounds(snap, db, table, nkey, names, NULL, est / n, n - 1, source, npre);
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+	return bounds;
 }
 
 /*
@@ -638,6 +763,31 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	bool		first;
 	volatile int range = 0;
 	volatile bool begins = false;
+	char	  **volatile pre = NULL;
+	volatile int npre = 0;
+
+	/*
+	 * Before the first chunk of a load in ranges: the bounds a key of
+	 * several columns is split by, read before the lock apply waits for
+	 * (presplit()), by one loader of the table (the others pass to another
+	 * table, or wait for it in the second round: holding no lock of apply's,
+	 * and the lock is never taken by apply), which then copies the first
+	 * chunk, unless another one did meanwhile.
+	 */
+	if (exclusive && !truncate && ranges > 1)
+	{
+		int			n;
+
+		if (!blpg_load_range_lock(serverid, db, table, -1, wait))
+			return CHUNK_BUSY;
+		blpg_run_as_owner(state_read_fn, st);
+		if (st->complete)
+			return CHUNK_COMPLETE;
+		if (st->nchunks > 0)
+			return CHUNK_MORE;
+		pre = presplit(so, db, table, ranges, chunk_rows, source, &n);
+		npre = n;
+	}
 
 	/*
 	 * The first chunk (it creates the target and splits the keys) is alone:
@@ -752,7 +902,7 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		{
 			cw.split = split_keys_by_rows(snap, db, table, chunk.nkey, chunk.key_columns,
 										  chunk.last_key, chunk.estimate, chunk.rows_read,
-										  ranges, chunk_rows, source, &cw.nsplit);
+										  ranges, chunk_rows, pre, npre, source, &cw.nsplit);
 			/* the first range is the first chunk's keys */
 			range_end = cw.nsplit > 0;
 		}

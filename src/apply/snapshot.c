@@ -1407,6 +1407,33 @@ blpg_snapshot_finish_target(const char *server_name, bl_snapshot *snap, const ch
 	CommandCounterIncrement();
 }
 
+/*
+ * The columns of db.table's primary key when they are integers (what a
+ * chunked load ranges over; names palloc'd), and
+ * the source's estimate of its rows: how many columns, 0 if none such or
+ * the table does not exist.  A row filter may still leave the load in one
+ * pass (load_table() decides).
+ */
+int
+blpg_chunk_key_of(bl_snapshot *snap, const char *db, const char *table,
+				  const char **names, int64 *estimate)
+{
+	bl_snapshot_column *cols;
+	int			ncols;
+	int			key[BLPG_CHUNK_KEY_MAX];
+	int			nkey;
+	bl_error	err;
+
+	*estimate = 0;
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_columns(snap, db, table, &cols, &ncols, estimate, &err) != 0 || ncols == 0)
+		return 0;
+	nkey = chunk_key_columns(cols, ncols, key);
+	for (int k = 0; k < nkey; k++)
+		names[k] = pstrdup(cols[key[k]].name);
+	return nkey;
+}
+
 void
 blpg_load_table(const char *server_name, bl_snapshot *snap, const char *source,
 				const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos,

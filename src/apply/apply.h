@@ -291,6 +291,10 @@ extern void blpg_sync_lock_chunk(Oid serverid, const char *schema, const char *t
  */
 extern bool blpg_load_range_lock(Oid serverid, const char *schema, const char *table,
 								 int range, bool wait);
+/* ... given back before the transaction's end (load.c's re-split) */
+extern void blpg_sync_unlock_chunk(Oid serverid, const char *schema, const char *table);
+extern void blpg_load_range_unlock(Oid serverid, const char *schema, const char *table,
+								   int range);
 
 /* ---- DDL (ddl.c) ---- */
 

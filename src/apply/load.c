@@ -141,6 +141,8 @@ typedef struct load_state
 	bool		recorded;		/* the mapping row shows a load (load_key_hi) */
 	int			nranges;		/* key ranges: 1 + the bounds of load_split */
 	char	  **split;			/* nranges - 1 upper bounds */
+	char	   *key_column;		/* the first of the key's columns */
+	int			nkey;			/* ... how many */
 	int		   *range_chunks;	/* per range: its chunks */
 	char	  **range_after;	/* ... the upper key of its last one */
 	bool	   *range_done;		/* ... it has its last one */
@@ -186,11 +188,14 @@ state_read_fn(void *arg)
 	st->recorded = false;
 	st->nranges = 1;
 	st->split = NULL;
+	st->key_column = NULL;
+	st->nkey = 0;
 	st->range_chunks = MemoryContextAllocZero(st->cxt, sizeof(int));
 	st->range_after = MemoryContextAllocZero(st->cxt, sizeof(char *));
 	st->range_done = MemoryContextAllocZero(st->cxt, sizeof(bool));
 	if (SPI_execute_with_args("SELECT load_key_hi, load_range, load_split, load_digest, "
-							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created "
+							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created, "
+							  "load_key_columns[1], cardinality(load_key_columns) "
 							  "FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
 							  "AND load_key_hi IS NOT NULL",
@@ -204,6 +209,7 @@ state_read_fn(void *arg)
 		char	   *dg = SPI_getvalue(tup, desc, 4);
 		char	   *rows = SPI_getvalue(tup, desc, 5);
 		char	   *created = SPI_getvalue(tup, desc, 6);
+		char	   *nk = SPI_getvalue(tup, desc, 8);
 		bool		hnull,
 					rnull,
 					snull;
@@ -217,6 +223,8 @@ state_read_fn(void *arg)
 		bool		done = true;
 
 		st->recorded = true;
+		st->key_column = SPI_getvalue(tup, desc, 7);
+		st->nkey = nk ? atoi(nk) : 0;
 		hi = text_elements(hd, &st->nchunks);
 		if (!snull)
 		{
@@ -731,6 +739,221 @@ claim_range(Oid serverid, load_state *st, bool wait)
 	return -1;
 }
 
+/*
+ * Re-splitting a crowded range.  A loader that finds every range left
+ * taken by another loader splits the remaining part of the biggest one
+ * (a key of one integer column; ranges above the first chunk's) instead of
+ * waiting: the range r, of keys above lo (its last chunk's bound, else its
+ * lower bound) up to hi (its upper bound; the last range: none), becomes
+ * (lo, m] and a new range r + 1 gets (m, hi].  lo' and hi' are the least
+ * key above lo and the greatest up to hi on the source now (an index
+ * lookup each), the crowd being measured by hi' - lo' keys (at least
+ * 2 * chunk_rows), m their midpoint.
+ *
+ * Exact for apply: a key in (m, hi] was above every chunk of range r, "to
+ * be copied" (synclock.c), and is in a range with no chunk after the
+ * split, "to be copied" again; the keys up to m keep their range and
+ * chunks; the ranges still partition the integers.  Exact for the
+ * loaders: the ranges are numbered in key order (load_split sorted, each
+ * chunk's load_range), so the split renumbers the ranges above r, and a
+ * loader copies range i while it holds range i's lock, reading where the
+ * ranges are after taking it.  The split takes every range's lock (in
+ * order, holding no lock of apply's: a loader holds its range's lock
+ * only for one chunk, and waits for one holding nothing), so no loader
+ * holds a lock by the old numbers when it commits; the loaders that take
+ * one afterwards read the new ranges.  Restart-safe: the split is one
+ * UPDATE of the mapping row, committed alone (before the commit nothing
+ * changed; after it the new range is a range without a chunk, resumed by
+ * any loader), under the chunk lock, so apply reads the row before or
+ * after it.  A source lookup that fails leaves the ranges as they are.
+ */
+typedef struct resplit_write
+{
+	const char *server_name;
+	const char *db;
+	const char *table;
+	int			range;			/* 0-based: the range split */
+	int			nsplit;			/* load_split's bounds before */
+	const char *bound;			/* m */
+	bool		done;
+} resplit_write;
+
+static void
+resplit_write_fn(void *arg)
+{
+	resplit_write *rw = arg;
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, INT4OID};
+	Datum		vals[6];
+
+	vals[0] = CStringGetTextDatum(rw->server_name);
+	vals[1] = CStringGetTextDatum(rw->db);
+	vals[2] = CStringGetTextDatum(rw->table);
+	vals[3] = Int32GetDatum(rw->range);
+	vals[4] = CStringGetTextDatum(rw->bound);
+	vals[5] = Int32GetDatum(rw->nsplit);
+	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
+							  "load_split = load_split[1:$4] || $5 || load_split[$4 + 1:$6], "
+							  "load_range = ARRAY(SELECT CASE WHEN x > $4 + 1 THEN x + 1 ELSE x END "
+							  "FROM unnest(load_range) WITH ORDINALITY AS u(x, i) ORDER BY i) "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
+							  "AND cardinality(load_split) = $6",
+							  6, types, vals, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not split a key range of the load of %s.%s", rw->db, rw->table);
+	rw->done = SPI_processed == 1;
+}
+
+/* One integer from a query of one row and column on snap; false: none. */
+static bool
+source_int(bl_snapshot *snap, const char *sql, int128 *out)
+{
+	bl_error	err;
+	char	  **values;
+	unsigned long *lengths;
+	int			got;
+	bool		found = false;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_query(snap, sql, &err) != 0)
+		return false;
+	while ((got = bl_snapshot_fetch(snap, &values, &lengths, &err)) == 1)
+		if (!found && values[0])
+		{
+			char	   *v = pnstrdup(values[0], lengths[0]);
+
+			found = blpg_parse_int128(v, out);
+		}
+	return got == 0 && found;
+}
+
+/* Range r's keys left on the source now: [lo', hi'] (false: none). */
+static bool
+range_left(bl_snapshot *snap, load_state *st, int r, int128 *lo, int128 *hi)
+{
+	char		qc[600],
+				qd[600],
+				qt[600];
+	const char *after = st->range_chunks[r] > 0 ? st->range_after[r] : st->split[r - 1];
+	const char *upto = r < st->nranges - 1 ? st->split[r] : NULL;
+	char	   *sql;
+
+	bl_snapshot_quote_ident(st->key_column, qc, sizeof(qc));
+	bl_snapshot_quote_ident(st->db, qd, sizeof(qd));
+	bl_snapshot_quote_ident(st->table, qt, sizeof(qt));
+	if (after == NULL || !blpg_parse_int128(after, lo) || (upto && !blpg_parse_int128(upto, hi)))
+		return false;
+	sql = psprintf("SELECT MIN(%s) FROM %s.%s WHERE %s > %s%s%s%s", qc, qd, qt, qc, after,
+				   upto ? " AND " : "", upto ? qc : "", upto ? psprintf(" <= %s", upto) : "");
+	if (!source_int(snap, sql, lo))
+		return false;
+	sql = psprintf("SELECT MAX(%s) FROM %s.%s%s%s%s", qc, qd, qt,
+				   upto ? " WHERE " : "", upto ? qc : "", upto ? psprintf(" <= %s", upto) : "");
+	return source_int(snap, sql, hi) && *hi >= *lo;
+}
+
+/* Each range's keys left (ok[r]: enough to share); false: no source. */
+static bool
+ranges_left(const bl_source_options *so, load_state *st, int64 chunk_rows,
+			int128 *lo, int128 *hi, bool *ok)
+{
+	bl_snapshot *volatile snap;
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_open(so, &err);
+	if (snap == NULL)
+		return false;
+	PG_TRY();
+	{
+		for (int r = 1; r < st->nranges; r++)
+			ok[r] = !st->range_done[r] && range_left(snap, st, r, &lo[r], &hi[r]) &&
+				hi[r] - lo[r] >= 2 * (int128) chunk_rows;
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+	return true;
+}
+
+/*
+ * Split the biggest range left (see above); true if it did (the caller
+ * commits, then claims a range again).
+ */
+static bool
+resplit(Oid serverid, const bl_source_options *so, load_state *st, int64 chunk_rows)
+{
+	int			n = st->nranges;
+	int			best = -1;
+	int128		blo = 0,
+				bhi = 0;
+	int128	   *lo,
+			   *hi;
+	bool	   *ok;
+	resplit_write rw;
+
+	if (n < 2 || st->nkey != 1 || st->key_column == NULL)
+		return false;
+	lo = palloc0(sizeof(int128) * n);
+	hi = palloc0(sizeof(int128) * n);
+	ok = palloc0(sizeof(bool) * n);
+	/* the source's keys left in each range, before any lock */
+	if (!ranges_left(so, st, chunk_rows, lo, hi, ok))
+		return false;
+	for (int r = 1; r < n; r++)
+		if (ok[r] && (best < 0 || hi[r] - lo[r] > bhi - blo))
+		{
+			best = r;
+			blo = lo[r];
+			bhi = hi[r];
+		}
+	if (best < 0)
+		return false;
+
+	/* every range's lock, then where the ranges are now */
+	for (int r = 0; r < n; r++)
+		(void) blpg_load_range_lock(serverid, st->db, st->table, r, true);
+	blpg_sync_lock_chunk(serverid, st->db, st->table);
+	blpg_run_as_owner(state_read_fn, st);
+	memset(&rw, 0, sizeof(rw));
+	if (!st->complete && st->nranges == n && !st->range_done[best])
+	{
+		const char *after = st->range_chunks[best] > 0 ? st->range_after[best] : st->split[best - 1];
+		int128		now;
+
+		/* its loader went on meanwhile: the rest above its last chunk */
+		if (after && blpg_parse_int128(after, &now) && now >= blo)
+			blo = now + 1;
+		if (bhi - blo >= 2 * (int128) chunk_rows)
+		{
+			rw.server_name = st->server_name;
+			rw.db = st->db;
+			rw.table = st->table;
+			rw.range = best;
+			rw.nsplit = n - 1;
+			rw.bound = int128_text(blo + (bhi - blo) / 2);
+			blpg_run_as_owner(resplit_write_fn, &rw);
+		}
+	}
+	if (!rw.done)
+	{
+		/*
+		 * Nothing written: given back, so that waiting for a range next
+		 * holds no lock apply could wait for
+		 */
+		blpg_sync_unlock_chunk(serverid, st->db, st->table);
+		for (int r = 0; r < n; r++)
+			blpg_load_range_unlock(serverid, st->db, st->table, r);
+		return false;
+	}
+	ereport(DEBUG1,
+			(errmsg("binlog_fdw load of %s.%s: range %d split at %s", st->db, st->table,
+					best + 1, rw.bound)));
+	/* this loader takes the new range first */
+	st->prefer = best + 1;
+	return true;
+}
+
 typedef enum chunk_result
 {
 	CHUNK_MORE,					/* a chunk copied, or nothing to do now */
@@ -814,7 +1037,12 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		 * waits for this chunk, other chunks do not; where the range is now
 		 * is read under both (read-write: a snapshot taken now).
 		 */
-		range = claim_range(serverid, st, wait);
+		range = claim_range(serverid, st, false);
+		/* every range left is another loader's: share the biggest */
+		if (range < 0 && resplit(serverid, so, st, chunk_rows))
+			return CHUNK_MORE;
+		if (range < 0 && wait)
+			range = claim_range(serverid, st, true);
 		if (range < 0)
 			return CHUNK_BUSY;
 		blpg_sync_lock_chunk(serverid, db, table);

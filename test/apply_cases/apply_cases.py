@@ -97,6 +97,9 @@ Cases:
                    range's next chunk; equal to MariaDB's (cases_parallel.py)
   load-ranges-tuple the same for a key of two integer columns: ranges bounded
                    by whole (a, b) keys MariaDB picks by rows (cases_parallel.py)
+  load-ranges-resplit keys crowding one range: the loaders done split the rest
+                   of it again, a loader killed -9, load() again; equal to
+                   MariaDB's (cases_parallel.py)
   filters          binlog_fdw.set_filter(): column lists, masks (value, NULL,
                    SHA-256), operation filters, per source and per table, a
                    row filter with updates moving rows into and out of it;
@@ -230,6 +233,7 @@ def main():
         ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
         ('load-ranges', lambda: cases_parallel.case_load_ranges(conn_box[0], m)),
         ('load-ranges-tuple', lambda: cases_parallel.case_load_ranges_tuple(conn_box[0], m)),
+        ('load-ranges-resplit', lambda: cases_parallel.case_load_ranges_resplit(conn_box[0], m)),
         ('history-tables', lambda: cases_history_tables.case_history_tables(conn_box[0], m)),
         ('history-kill', lambda: cases_history_tables.case_history_kill(conn_box[0], m)),
         ('filters', lambda: cases_filters.case_filters(conn_box[0], m)),

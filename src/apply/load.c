@@ -58,8 +58,10 @@
  * keys (the first has no lower bound, the last no upper one: a key
  * inserted later below or above every key at the split is in them), so
  * every key is in exactly one range and, once its range is complete, in
- * exactly one chunk; the table is complete when every range is.  Tables
- * loaded without parallel keep one range (the chunks are then the prefix
+ * exactly one chunk; the table is complete when every range is.  A
+ * loader that finds every range left taken splits the rest of the biggest
+ * (a key of one column) into two ranges instead of waiting (resplit(),
+ * where the argument is).  Tables loaded without parallel keep one range (the chunks are then the prefix
  * they always were).
  *
  * Keys that are not all integers (varchar, binary, temporal, decimal) are

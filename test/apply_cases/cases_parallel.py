@@ -26,6 +26,10 @@ test/apply_cases/cases_parallel.py -- CALL binlog_fdw.load(..., parallel => N)
   load-ranges-resplit
       keys crowding one range: the loaders whose ranges are done split the
       rest of the crowded one again; see case_load_ranges_resplit.
+
+  load-ranges-text
+      a VARCHAR key of a case-insensitive collation: one pass whatever
+      parallel asks; see case_load_ranges_text.
 """
 
 import os
@@ -811,3 +815,111 @@ def case_load_ranges_resplit(conn, m):
         src.drop()
         q(src.conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % SDB)
         src.conn.close()
+
+
+XDB = 'blf_ac_rngx'
+
+
+def case_load_ranges_text(conn, m):
+    """
+    load-ranges-text: a table whose primary key is a VARCHAR of a
+    case-insensitive PAD SPACE collation (utf8mb4_general_ci), keys of mixed
+    case and trailing spaces, loaded with parallel => 3 while a writer
+    inserts, deletes, and updates keys to other cases and spaces ('ab' to
+    'AB ', the same key there) and the continuous worker applies: the table
+    is copied in one pass (load_status: one range, complete; load_split
+    NULL: apply could not place a changed key among bounds as the collation
+    orders them), and ends equal to MariaDB's, byte for byte.
+    """
+    mdb_fresh(m, XDB)
+    q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % XDB)
+    mx(m, 'CREATE TABLE %s.x (k VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL '
+          "PRIMARY KEY, v INT NOT NULL, pad VARCHAR(300) NOT NULL DEFAULT '')" % XDB)
+    rnd = random.Random(8514)
+
+    def variant(base):
+        s = ''.join(c.upper() if rnd.random() < 0.5 else c for c in base)
+        return s + ' ' * rnd.randint(0, 2)
+
+    bases = ['k%06d' % i for i in range(120000)]
+    present = {}
+    for b in bases:
+        present[b] = variant(b)
+    rows = list(present.values())
+    for i in range(0, len(rows), 2000):
+        mx(m, 'INSERT INTO %s.x (k, v) VALUES %s' % (XDB, ', '.join("('%s', %d)" % (k, n) for n, k in
+                                                                    enumerate(rows[i:i + 2000]))))
+    # a pass long enough to overlap the writer
+    mx(m, "UPDATE %s.x SET pad = REPEAT('p', 300)" % XDB)
+    src = Source(conn, 'ac_rngx', r'^%s\.' % XDB, unmapped='skip', continuous='true')
+    halt = threading.Event()
+    errors = []
+    counts = {'recase': 0, 'deletes': 0, 'inserts': 0, 'updates': 0}
+
+    def writer():
+        w = mdb(db=XDB)
+        try:
+            while not halt.is_set():
+                op = rnd.random()
+                b = bases[rnd.randrange(len(bases))]
+                if op < 0.3 and b in present:
+                    mx(w, "UPDATE x SET v = v + 1 WHERE k = '%s'" % b)
+                    counts['updates'] += 1
+                elif op < 0.45 and b in present:
+                    mx(w, "DELETE FROM x WHERE k = '%s'" % b.upper())
+                    del present[b]
+                    counts['deletes'] += 1
+                elif op < 0.6 and b not in present:
+                    k = variant(b)
+                    mx(w, "INSERT INTO x (k, v) VALUES ('%s', 7)" % k)
+                    present[b] = k
+                    counts['inserts'] += 1
+                elif b in present:
+                    # the same key under the collation, other bytes
+                    k = variant(b)
+                    mx(w, "UPDATE x SET k = '%s' WHERE k = '%s'" % (k, b))
+                    present[b] = k
+                    counts['recase'] += 1
+                time.sleep(0.002)
+        except Exception as e:                      # noqa: BLE001
+            errors.append(e)
+        finally:
+            w.close()
+
+    wt = threading.Thread(target=writer, daemon=True)
+    try:
+        src.start()
+        wait_for('the apply worker of ac_rngx', lambda: (status(conn, 'ac_rngx') or {}).get('apply_pid'), 30)
+        wt.start()
+        time.sleep(0.5)
+        n0 = sum(counts.values())
+        t0 = time.monotonic()
+        q(conn, 'CALL binlog_fdw.load(%s, %s, 500, parallel => 3)', ('ac_rngx', ['%s.x' % XDB]))
+        during = sum(counts.values()) - n0
+        log('load() took %.1fs, %d writes meanwhile' % (time.monotonic() - t0, during))
+        check(during >= 30, 'only %d writes while the table loaded' % during)
+        time.sleep(1)
+        halt.set()
+        wt.join(30)
+        check(not errors, 'writer: %s' % errors)
+        log('writer: %s' % counts)
+        mx(m, "INSERT INTO %s.x (k, v) VALUES ('~marker', 0)" % XDB)
+        wait_for('the marker row in PostgreSQL',
+                 lambda: q1(conn, "SELECT count(*) FROM %s.x WHERE k = '~marker'" % XDB), 60, 0.1)
+        st = status(conn, 'ac_rngx')
+        check(not st.get('apply_error'), 'the apply worker had an error: %s' % short(st.get('apply_error'), 600))
+        got = sorted(tuple(r) for r in q(conn, 'SELECT k, v, pad FROM %s.x' % XDB))
+        exp = sorted(tuple(r) for r in mx(m, 'SELECT k, v, pad FROM %s.x' % XDB))
+        check(got == exp, 'x differs after the load: PostgreSQL %d rows, MariaDB %d; only in PostgreSQL '
+              '%s, only in MariaDB %s' % (len(got), len(exp), short(sorted(set(got) - set(exp))[:5], 300),
+                                        short(sorted(set(exp) - set(got))[:5], 300)))
+        spaced = sum(1 for r in got if r[0].endswith(' '))
+        check(spaced > 1000 and any(r[0] != r[0].lower() for r in got), 'the keys lack trailing spaces or capitals')
+        ls = q(conn, "SELECT chunks, complete, ranges, ranges_complete FROM binlog_fdw.load_status "
+                     "WHERE server = 'ac_rngx'")
+        check(ls == [(1, True, 1, 1)], 'load_status of x: %s' % ls)
+        log('x equal to MariaDB: %d rows (%d with trailing spaces), one pass' % (len(got), spaced))
+    finally:
+        halt.set()
+        src.drop()
+        q(conn, 'DROP SCHEMA IF EXISTS %s CASCADE' % XDB)

@@ -38,8 +38,8 @@
  *
  * Ranges.  With parallel => N, the first chunk of a table chunked by its
  * key, if it is full, also splits the keys above its own into up to N
- * ranges, in its snapshot: a key of one integer column by the source's
- * greatest key, in ranges of equal width (at least chunk_rows keys each;
+ * ranges: a key of one integer column by the source's greatest key in the
+ * chunk's snapshot, in ranges of equal width (at least chunk_rows keys each;
  * split_keys()); a key of several integer columns by rows, each bound the
  * key about rows/N rows above the one before in the key's order, read by
  * MySQL with LIMIT 1 OFFSET (split_keys_by_rows(); bounds are whole key
@@ -61,8 +61,8 @@
  * exactly one chunk; the table is complete when every range is.  A
  * loader that finds every range left taken splits the rest of the biggest
  * (a key of one column) into two ranges instead of waiting (resplit(),
- * where the argument is).  Tables loaded without parallel keep one range (the chunks are then the prefix
- * they always were).
+ * where the argument is).  Tables loaded without parallel keep one range
+ * (the chunks are then the prefix they always were).
  *
  * Keys that are not all integers (varchar, binary, temporal, decimal) are
  * not chunked and so not split: they are copied in one pass (as a keyless
@@ -72,7 +72,7 @@
  * chunk_holds()), in PostgreSQL, as MySQL orders the key: exact for
  * integers, not for a collation such as utf8mb4_general_ci ('a' = 'A' =
  * 'a ' there), whose order PostgreSQL does not have.  docs/load.md
- * ("Ranges for keys that are not integers") has the designs that would
+ * ("Keys that are not integers: one pass") has the designs that would
  * keep apply's decision exact.
  *
  * Who copies what.  A loader takes a range for one chunk with the range's
@@ -513,10 +513,15 @@ read_bounds(bl_snapshot *snap, const char *db, const char *table, int nkey,
 			char	  **vals = palloc0(sizeof(char *) * nkey);
 			int			nv = 0;
 
+			int128		iv;
+
 			for (char *tok = strtok_r(copy, ",", &save); tok && nv < nkey; tok = strtok_r(NULL, ",", &save))
 				vals[nv++] = tok;
+			for (int k = 0; k < nv; k++)
+				if (!blpg_parse_int128(vals[k], &iv))
+					nv = -1;
 			if (nv != nkey)
-				elog(ERROR, "the key \"%s\" of %s does not have %d values", prev, source, nkey);
+				elog(ERROR, "the key \"%s\" of %s is not %d integers", prev, source, nkey);
 			appendStringInfoString(&sql, " WHERE (");
 			for (int k = 0; k < nkey; k++)
 			{

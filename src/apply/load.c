@@ -755,7 +755,8 @@ claim_range(Oid serverid, load_state *st, bool wait)
  * (lo, m] and a new range r + 1 gets (m, hi].  lo' and hi' are the least
  * key above lo and the greatest up to hi on the source now (an index
  * lookup each), the crowd being measured by hi' - lo' keys (at least
- * 2 * chunk_rows), m their midpoint.
+ * RESPLIT_MIN_CHUNKS * chunk_rows: each half worth a few chunks, as every
+ * split waits for a chunk of each range), m their midpoint.
  *
  * Exact for apply: a key in (m, hi] was above every chunk of range r, "to
  * be copied" (synclock.c), and is in a range with no chunk after the
@@ -774,6 +775,9 @@ claim_range(Oid serverid, load_state *st, bool wait)
  * any loader), under the chunk lock, so apply reads the row before or
  * after it.  A source lookup that fails leaves the ranges as they are.
  */
+/* keys left in a range, in chunks, for it to be split again */
+#define RESPLIT_MIN_CHUNKS 8
+
 typedef struct resplit_write
 {
 	const char *server_name;
@@ -873,7 +877,7 @@ ranges_left(const bl_source_options *so, load_state *st, int64 chunk_rows,
 	{
 		for (int r = 1; r < st->nranges; r++)
 			ok[r] = !st->range_done[r] && range_left(snap, st, r, &lo[r], &hi[r]) &&
-				hi[r] - lo[r] >= 2 * (int128) chunk_rows;
+				hi[r] - lo[r] >= RESPLIT_MIN_CHUNKS * (int128) chunk_rows;
 	}
 	PG_FINALLY();
 	{
@@ -931,7 +935,7 @@ resplit(Oid serverid, const bl_source_options *so, load_state *st, int64 chunk_r
 		/* its loader went on meanwhile: the rest above its last chunk */
 		if (after && blpg_parse_int128(after, &now) && now >= blo)
 			blo = now + 1;
-		if (bhi - blo >= 2 * (int128) chunk_rows)
+		if (bhi - blo >= RESPLIT_MIN_CHUNKS * (int128) chunk_rows)
 		{
 			rw.server_name = st->server_name;
 			rw.db = st->db;

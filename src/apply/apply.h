@@ -247,8 +247,8 @@ typedef struct blpg_load_chunk
 	const char *after;			/* the chunk's keys are above this one (its
 								 * integers, comma-separated, in the key's
 								 * order), NULL: from the start */
-	const char *upto;			/* ... and at most this one (one integer
-								 * column only), NULL: to the end */
+	const char *upto;			/* ... and at most this one (as many
+								 * integers), NULL: to the end */
 	int64		rows_before;	/* progress: rows of the table's earlier chunks */
 	TimestampTz started;		/* the load's start in this session (0: now) */
 	int64		rows_at_start;	/* rows of the chunks before that */
@@ -270,6 +270,14 @@ typedef struct blpg_load_chunk
 
 /* Error unless the source has one host (a chunked load places by position). */
 extern void blpg_load_require_one_host(const blpg_source_config *cfg);
+
+/*
+ * The integer columns of db.table's primary key (at most
+ * BLPG_CHUNK_KEY_MAX names) and the source's row estimate: how many, 0 if
+ * the key is not made of integers.
+ */
+extern int	blpg_chunk_key_of(struct bl_snapshot *snap, const char *db, const char *table,
+							  const char **names, int64 *estimate);
 
 /*
  * Copy source ("db.table") from the open snapshot snap (at file:pos) into
@@ -308,6 +316,10 @@ extern void blpg_sync_lock_chunk(Oid serverid, const char *schema, const char *t
  */
 extern bool blpg_load_range_lock(Oid serverid, const char *schema, const char *table,
 								 int range, bool wait);
+/* ... given back before the transaction's end (load.c's re-split) */
+extern void blpg_sync_unlock_chunk(Oid serverid, const char *schema, const char *table);
+extern void blpg_load_range_unlock(Oid serverid, const char *schema, const char *table,
+								   int range);
 
 /* ---- DDL (ddl.c) ---- */
 

@@ -36,24 +36,44 @@
  * parallel => N: loaders.c) load several tables at once, and several key
  * ranges of one table at once:
  *
- * Ranges.  With parallel => N, the first chunk of a table whose key is one
- * integer column, if it is full, also reads the source's greatest key in
- * its snapshot and splits the keys above its own into up to N ranges of
- * equal width (at least chunk_rows keys each; split_keys()); it records
+ * Ranges.  With parallel => N, the first chunk of a table chunked by its
+ * key, if it is full, also splits the keys above its own into up to N
+ * ranges: a key of one integer column by the source's greatest key in the
+ * chunk's snapshot, in ranges of equal width (at least chunk_rows keys each;
+ * split_keys()); a key of several integer columns by rows, each bound the
+ * key about rows/N rows above the one before in the key's order, read by
+ * MySQL with LIMIT 1 OFFSET (split_keys_by_rows(); bounds are whole key
+ * tuples, compared as MySQL orders the key, column by column), read by
+ * one loader before the first chunk takes the lock apply waits for
+ * (presplit(): a read of the table's keys, which apply does not wait
+ * for), the first chunk keeping those above its own keys.  It records
  * the split in the mapping row (load_split: each range's upper bound but
  * the last's, the first range being the first chunk's keys) in its own
  * transaction, under the exclusive lock, so no other chunk or apply sees
  * the table in between.  Every later chunk belongs to one range
  * (load_range[i]) and holds the range's keys above its previous chunk (or
  * above the range's lower bound) up to its own bound, the range's last
- * chunk (load_key_hi NULL) up to the range's end.  The ranges partition
- * the integers (the first has no lower bound, the last no upper one: a key
+ * chunk (load_key_hi NULL) up to the range's end: (k) > (lower) AND (k)
+ * <= (upper), both sides evaluated by MySQL.  The ranges partition the
+ * keys (the first has no lower bound, the last no upper one: a key
  * inserted later below or above every key at the split is in them), so
  * every key is in exactly one range and, once its range is complete, in
- * exactly one chunk; the table is complete when every range is.  Keys of
- * several columns, and tables loaded without parallel, keep one range
- * (the chunks are then the prefix they always were): splitting a key of
- * several columns would need bounds over all of them.
+ * exactly one chunk; the table is complete when every range is.  A
+ * loader that finds every range left taken splits the rest of the biggest
+ * (a key of one column) into two ranges instead of waiting (resplit(),
+ * where the argument is).  Tables loaded without parallel keep one range
+ * (the chunks are then the prefix they always were).
+ *
+ * Keys that are not all integers (varchar, binary, temporal, decimal) are
+ * not chunked and so not split: they are copied in one pass (as a keyless
+ * table is), whatever parallel asks.  Not for want of bounds (MySQL
+ * can give them, with its collation), but because apply must place every
+ * changed row into its range and chunk by its key (target.c,
+ * chunk_holds()), in PostgreSQL, as MySQL orders the key: exact for
+ * integers, not for a collation such as utf8mb4_general_ci ('a' = 'A' =
+ * 'a ' there), whose order PostgreSQL does not have.  docs/load.md
+ * ("Keys that are not integers: one pass") has the designs that would
+ * keep apply's decision exact.
  *
  * Who copies what.  A loader takes a range for one chunk with the range's
  * lock (synclock.c; conditionally, passing to the next range, or to the
@@ -123,6 +143,8 @@ typedef struct load_state
 	bool		recorded;		/* the mapping row shows a load (load_key_hi) */
 	int			nranges;		/* key ranges: 1 + the bounds of load_split */
 	char	  **split;			/* nranges - 1 upper bounds */
+	char	   *key_column;		/* the first of the key's columns */
+	int			nkey;			/* ... how many */
 	int		   *range_chunks;	/* per range: its chunks */
 	char	  **range_after;	/* ... the upper key of its last one */
 	bool	   *range_done;		/* ... it has its last one */
@@ -168,11 +190,14 @@ state_read_fn(void *arg)
 	st->recorded = false;
 	st->nranges = 1;
 	st->split = NULL;
+	st->key_column = NULL;
+	st->nkey = 0;
 	st->range_chunks = MemoryContextAllocZero(st->cxt, sizeof(int));
 	st->range_after = MemoryContextAllocZero(st->cxt, sizeof(char *));
 	st->range_done = MemoryContextAllocZero(st->cxt, sizeof(bool));
 	if (SPI_execute_with_args("SELECT load_key_hi, load_range, load_split, load_digest, "
-							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created "
+							  "(SELECT sum(r) FROM unnest(load_rows) AS r), load_created, "
+							  "load_key_columns[1], cardinality(load_key_columns) "
 							  "FROM binlog_fdw.table_mapping "
 							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
 							  "AND load_key_hi IS NOT NULL",
@@ -186,6 +211,7 @@ state_read_fn(void *arg)
 		char	   *dg = SPI_getvalue(tup, desc, 4);
 		char	   *rows = SPI_getvalue(tup, desc, 5);
 		char	   *created = SPI_getvalue(tup, desc, 6);
+		char	   *nk = SPI_getvalue(tup, desc, 8);
 		bool		hnull,
 					rnull,
 					snull;
@@ -199,6 +225,8 @@ state_read_fn(void *arg)
 		bool		done = true;
 
 		st->recorded = true;
+		st->key_column = SPI_getvalue(tup, desc, 7);
+		st->nkey = nk ? atoi(nk) : 0;
 		hi = text_elements(hd, &st->nchunks);
 		if (!snull)
 		{
@@ -438,6 +466,257 @@ split_keys(bl_snapshot *snap, const char *db, const char *table, const char *col
 }
 
 /*
+ * Up to nmax keys of db.table (a key of nkey integer columns), each "step"
+ * rows above the one before in the key's order, the first step rows above
+ * "after" (NULL: from the first key), read by MySQL:
+ *   SELECT k1, k2 FROM t WHERE (k1, k2) > (prev) ORDER BY k1, k2
+ *   LIMIT 1 OFFSET step - 1
+ * (the > written out column by column), so the queries together read the
+ * rows once, over the primary key.  Strictly increasing; fewer if the
+ * table ends before.
+ */
+static char **
+read_bounds(bl_snapshot *snap, const char *db, const char *table, int nkey,
+			const char *const *columns, const char *after, int64 step, int nmax,
+			const char *source, int *nbounds)
+{
+	char		qi[600];
+	char	  **bounds = palloc0(sizeof(char *) * Max(nmax, 1));
+	const char *prev = after;
+
+	*nbounds = 0;
+	for (int i = 0; i < nmax; i++)
+	{
+		StringInfoData sql;
+		StringInfoData bound;
+		bl_error	err;
+		char	  **values;
+		unsigned long *lengths;
+		int			got;
+		bool		found = false;
+
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, "SELECT ");
+		for (int k = 0; k < nkey; k++)
+		{
+			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+			appendStringInfo(&sql, "%s%s", k ? ", " : "", qi);
+		}
+		bl_snapshot_quote_ident(db, qi, sizeof(qi));
+		appendStringInfo(&sql, " FROM %s.", qi);
+		bl_snapshot_quote_ident(table, qi, sizeof(qi));
+		appendStringInfoString(&sql, qi);
+		if (prev)
+		{
+			char	   *copy = pstrdup(prev);
+			char	   *save = NULL;
+			char	  **vals = palloc0(sizeof(char *) * nkey);
+			int			nv = 0;
+
+			int128		iv;
+
+			for (char *tok = strtok_r(copy, ",", &save); tok && nv < nkey; tok = strtok_r(NULL, ",", &save))
+				vals[nv++] = tok;
+			for (int k = 0; k < nv; k++)
+				if (!blpg_parse_int128(vals[k], &iv))
+					nv = -1;
+			if (nv != nkey)
+				elog(ERROR, "the key \"%s\" of %s is not %d integers", prev, source, nkey);
+			appendStringInfoString(&sql, " WHERE (");
+			for (int k = 0; k < nkey; k++)
+			{
+				if (k)
+					appendStringInfoString(&sql, " OR ");
+				appendStringInfoChar(&sql, '(');
+				for (int e = 0; e < k; e++)
+				{
+					bl_snapshot_quote_ident(columns[e], qi, sizeof(qi));
+					appendStringInfo(&sql, "%s = %s AND ", qi, vals[e]);
+				}
+				bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+				appendStringInfo(&sql, "%s > %s)", qi, vals[k]);
+			}
+			appendStringInfoChar(&sql, ')');
+		}
+		appendStringInfoString(&sql, " ORDER BY ");
+		for (int k = 0; k < nkey; k++)
+		{
+			bl_snapshot_quote_ident(columns[k], qi, sizeof(qi));
+			appendStringInfo(&sql, "%s%s", k ? ", " : "", qi);
+		}
+		appendStringInfo(&sql, " LIMIT 1 OFFSET " INT64_FORMAT, step - 1);
+		memset(&err, 0, sizeof(err));
+		if (bl_snapshot_query(snap, sql.data, &err) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+					 errmsg("could not read the key ranges of %s: %s", source, err.message),
+					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+		initStringInfo(&bound);
+		while ((got = bl_snapshot_fetch(snap, &values, &lengths, &err)) == 1)
+			if (!found)
+			{
+				found = true;
+				for (int k = 0; k < nkey; k++)
+				{
+					/* a key column is NOT NULL; a value that is not an integer: none */
+					if (values[k] == NULL)
+						found = false;
+					else
+					{
+						if (k)
+							appendStringInfoChar(&bound, ',');
+						appendBinaryStringInfo(&bound, values[k], (int) lengths[k]);
+					}
+				}
+			}
+		if (got < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+					 errmsg("could not read the key ranges of %s: %s", source, err.message),
+					 errhint("Call binlog_fdw.load() again once the source is back: it goes on at the next chunk.")));
+		/* fewer rows than the estimate: the last range takes the rest */
+		if (!found)
+			break;
+		bounds[(*nbounds)++] = bound.data;
+		prev = bound.data;
+	}
+	return bounds;
+}
+
+/*
+ * How many ranges to split est rows into, the first chunk's chunk_rows
+ * not shared: up to "ranges", each of at least chunk_rows rows.
+ */
+static int
+ranges_by_rows(int64 est, int64 chunk_rows, int ranges)
+{
+	int64		rest = est - chunk_rows;
+
+	if (rest <= 0 || chunk_rows <= 0)
+		return 0;
+	return (int) Min((int64) ranges, rest / chunk_rows);
+}
+
+/* A key of nkey integers ("x,y"), parsed; false if it is not one. */
+static bool
+key_values(const char *text, int nkey, int128 *out)
+{
+	char	   *copy = pstrdup(text);
+	char	   *save = NULL;
+	int			n = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (n >= nkey || !blpg_parse_int128(tok, &out[n++]))
+			return false;
+	return n == nkey;
+}
+
+static int
+key_values_cmp(const int128 *a, const int128 *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The split of a table whose first chunk ended at key "after", for a key
+ * of several integer columns (equal widths mean nothing over a tuple): by
+ * rows.  The bounds read before the first chunk's lock (pre, npre: see
+ * presplit()), those above "after"; else, read now in the chunk's
+ * snapshot (apply waits meanwhile), about (est - first) / N rows apart.
+ * The split is after, then the bounds; NULL (one range) when there is
+ * none.  The bounds are strictly increasing keys above after (compared as
+ * integers, column by column: MySQL's order of such a key), so the ranges
+ * partition the keys as split_keys' do; any bounds would do for
+ * exactly-once, these only spread the work.
+ */
+static char **
+split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nkey,
+				   const char *const *columns, const char *after, int64 est, int64 first,
+				   int ranges, int64 chunk_rows, char **pre, int npre, const char *source,
+				   int *nsplit)
+{
+	char	  **split;
+	char	  **bounds = NULL;
+	int			nb = 0;
+
+	*nsplit = 0;
+	if (pre)
+	{
+		int128		lo[BLPG_CHUNK_KEY_MAX];
+		int128		b[BLPG_CHUNK_KEY_MAX];
+
+		if (!key_values(after, nkey, lo))
+			return NULL;
+		bounds = palloc0(sizeof(char *) * Max(npre, 1));
+		for (int i = 0; i < npre; i++)
+			if (key_values(pre[i], nkey, b) && key_values_cmp(b, lo, nkey) > 0)
+				bounds[nb++] = pre[i];
+	}
+	else
+	{
+		int			n = ranges_by_rows(est - first + chunk_rows, chunk_rows, ranges);
+
+		if (n < 2)
+			return NULL;
+		bounds = read_bounds(snap, db, table, nkey, columns, after, (est - first) / n, n - 1,
+							 source, &nb);
+	}
+	if (nb < 1)
+		return NULL;
+	split = palloc(sizeof(char *) * (nb + 1));
+	split[0] = pstrdup(after);
+	for (int i = 0; i < nb; i++)
+		split[i + 1] = bounds[i];
+	*nsplit = nb + 1;
+	return split;
+}
+
+/*
+ * The bounds of a table's ranges, read before its first chunk takes the
+ * lock apply waits for: a key of several integer columns is split by rows
+ * (split_keys_by_rows()), which reads the table's keys over its primary
+ * key once, and that is not done while apply waits.  Outside any
+ * snapshot (each query sees the table as of its own start: the bounds are
+ * strictly increasing all the same, they only spread the work).  The
+ * bounds est / N rows apart from the first key; NULL when the key is of
+ * one column (split_keys() is one lookup, in the chunk) or not of
+ * integers, or the table too small to share.
+ */
+static char **
+presplit(const bl_source_options *so, const char *db, const char *table, int ranges,
+		 int64 chunk_rows, const char *source, int *npre)
+{
+	bl_snapshot *volatile snap;
+	bl_error	err;
+	char	  **volatile bounds = NULL;
+
+	*npre = 0;
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_open(so, &err);
+	if (snap == NULL)
+		return NULL;			/* the chunk reports it */
+	PG_TRY();
+	{
+		const char *names[BLPG_CHUNK_KEY_MAX];
+		int64		est = 0;
+		int			nkey = blpg_chunk_key_of(snap, db, table, names, &est);
+		int			n = ranges_by_rows(est, chunk_rows, ranges);
+
+		if (nkey > 1 && n >= 2)
+			bounds = read_bounds(snap, db, table, nkey, names, NULL, est / n, n - 1, source, npre);
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+	return bounds;
+}
+
+/*
  * The range of the table this loader copies a chunk of: the first one not
  * complete and not taken by another loader, from st->prefer on; -1 if
  * there is none, unless wait: then it waits for one that another loader
@@ -465,6 +744,225 @@ claim_range(Oid serverid, load_state *st, bool wait)
 			}
 		}
 	return -1;
+}
+
+/*
+ * Re-splitting a crowded range.  A loader that finds every range left
+ * taken by another loader splits the remaining part of the biggest one
+ * (a key of one integer column; ranges above the first chunk's) instead of
+ * waiting: the range r, of keys above lo (its last chunk's bound, else its
+ * lower bound) up to hi (its upper bound; the last range: none), becomes
+ * (lo, m] and a new range r + 1 gets (m, hi].  lo' and hi' are the least
+ * key above lo and the greatest up to hi on the source now (an index
+ * lookup each), the crowd being measured by hi' - lo' keys (at least
+ * RESPLIT_MIN_CHUNKS * chunk_rows: each half worth a few chunks, as every
+ * split waits for a chunk of each range), m their midpoint.
+ *
+ * Exact for apply: a key in (m, hi] was above every chunk of range r, "to
+ * be copied" (synclock.c), and is in a range with no chunk after the
+ * split, "to be copied" again; the keys up to m keep their range and
+ * chunks; the ranges still partition the integers.  Exact for the
+ * loaders: the ranges are numbered in key order (load_split sorted, each
+ * chunk's load_range), so the split renumbers the ranges above r, and a
+ * loader copies range i while it holds range i's lock, reading where the
+ * ranges are after taking it.  The split takes every range's lock (in
+ * order, holding no lock of apply's: a loader holds its range's lock
+ * only for one chunk, and waits for one holding nothing), so no loader
+ * holds a lock by the old numbers when it commits; the loaders that take
+ * one afterwards read the new ranges.  Restart-safe: the split is one
+ * UPDATE of the mapping row, committed alone (before the commit nothing
+ * changed; after it the new range is a range without a chunk, resumed by
+ * any loader), under the chunk lock, so apply reads the row before or
+ * after it.  A source lookup that fails leaves the ranges as they are.
+ */
+/* keys left in a range, in chunks, for it to be split again */
+#define RESPLIT_MIN_CHUNKS 8
+
+typedef struct resplit_write
+{
+	const char *server_name;
+	const char *db;
+	const char *table;
+	int			range;			/* 0-based: the range split */
+	int			nsplit;			/* load_split's bounds before */
+	const char *bound;			/* m */
+	bool		done;
+} resplit_write;
+
+static void
+resplit_write_fn(void *arg)
+{
+	resplit_write *rw = arg;
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, INT4OID};
+	Datum		vals[6];
+
+	vals[0] = CStringGetTextDatum(rw->server_name);
+	vals[1] = CStringGetTextDatum(rw->db);
+	vals[2] = CStringGetTextDatum(rw->table);
+	vals[3] = Int32GetDatum(rw->range);
+	vals[4] = CStringGetTextDatum(rw->bound);
+	vals[5] = Int32GetDatum(rw->nsplit);
+	if (SPI_execute_with_args("UPDATE binlog_fdw.table_mapping SET "
+							  "load_split = load_split[1:$4] || $5 || load_split[$4 + 1:$6], "
+							  "load_range = ARRAY(SELECT CASE WHEN x > $4 + 1 THEN x + 1 ELSE x END "
+							  "FROM unnest(load_range) WITH ORDINALITY AS u(x, i) ORDER BY i) "
+							  "WHERE server_name = $1 AND source_schema = $2 AND source_table = $3 "
+							  "AND cardinality(load_split) = $6",
+							  6, types, vals, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not split a key range of the load of %s.%s", rw->db, rw->table);
+	rw->done = SPI_processed == 1;
+}
+
+/* One integer from a query of one row and column on snap; false: none. */
+static bool
+source_int(bl_snapshot *snap, const char *sql, int128 *out)
+{
+	bl_error	err;
+	char	  **values;
+	unsigned long *lengths;
+	int			got;
+	bool		found = false;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_query(snap, sql, &err) != 0)
+		return false;
+	while ((got = bl_snapshot_fetch(snap, &values, &lengths, &err)) == 1)
+		if (!found && values[0])
+		{
+			char	   *v = pnstrdup(values[0], lengths[0]);
+
+			found = blpg_parse_int128(v, out);
+		}
+	return got == 0 && found;
+}
+
+/* Range r's keys left on the source now: [lo', hi'] (false: none). */
+static bool
+range_left(bl_snapshot *snap, load_state *st, int r, int128 *lo, int128 *hi)
+{
+	char		qc[600],
+				qd[600],
+				qt[600];
+	const char *after = st->range_chunks[r] > 0 ? st->range_after[r] : st->split[r - 1];
+	const char *upto = r < st->nranges - 1 ? st->split[r] : NULL;
+	char	   *sql;
+
+	bl_snapshot_quote_ident(st->key_column, qc, sizeof(qc));
+	bl_snapshot_quote_ident(st->db, qd, sizeof(qd));
+	bl_snapshot_quote_ident(st->table, qt, sizeof(qt));
+	if (after == NULL || !blpg_parse_int128(after, lo) || (upto && !blpg_parse_int128(upto, hi)))
+		return false;
+	sql = psprintf("SELECT MIN(%s) FROM %s.%s WHERE %s > %s%s%s%s", qc, qd, qt, qc, after,
+				   upto ? " AND " : "", upto ? qc : "", upto ? psprintf(" <= %s", upto) : "");
+	if (!source_int(snap, sql, lo))
+		return false;
+	sql = psprintf("SELECT MAX(%s) FROM %s.%s%s%s%s", qc, qd, qt,
+				   upto ? " WHERE " : "", upto ? qc : "", upto ? psprintf(" <= %s", upto) : "");
+	return source_int(snap, sql, hi) && *hi >= *lo;
+}
+
+/* Each range's keys left (ok[r]: enough to share); false: no source. */
+static bool
+ranges_left(const bl_source_options *so, load_state *st, int64 chunk_rows,
+			int128 *lo, int128 *hi, bool *ok)
+{
+	bl_snapshot *volatile snap;
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	snap = bl_snapshot_open(so, &err);
+	if (snap == NULL)
+		return false;
+	PG_TRY();
+	{
+		for (int r = 1; r < st->nranges; r++)
+			ok[r] = !st->range_done[r] && range_left(snap, st, r, &lo[r], &hi[r]) &&
+				hi[r] - lo[r] >= RESPLIT_MIN_CHUNKS * (int128) chunk_rows;
+	}
+	PG_FINALLY();
+	{
+		bl_snapshot_end(snap);
+	}
+	PG_END_TRY();
+	return true;
+}
+
+/*
+ * Split the biggest range left (see above); true if it did (the caller
+ * commits, then claims a range again).
+ */
+static bool
+resplit(Oid serverid, const bl_source_options *so, load_state *st, int64 chunk_rows)
+{
+	int			n = st->nranges;
+	int			best = -1;
+	int128		blo = 0,
+				bhi = 0;
+	int128	   *lo,
+			   *hi;
+	bool	   *ok;
+	resplit_write rw;
+
+	if (n < 2 || st->nkey != 1 || st->key_column == NULL)
+		return false;
+	lo = palloc0(sizeof(int128) * n);
+	hi = palloc0(sizeof(int128) * n);
+	ok = palloc0(sizeof(bool) * n);
+	/* the source's keys left in each range, before any lock */
+	if (!ranges_left(so, st, chunk_rows, lo, hi, ok))
+		return false;
+	for (int r = 1; r < n; r++)
+		if (ok[r] && (best < 0 || hi[r] - lo[r] > bhi - blo))
+		{
+			best = r;
+			blo = lo[r];
+			bhi = hi[r];
+		}
+	if (best < 0)
+		return false;
+
+	/* every range's lock, then where the ranges are now */
+	for (int r = 0; r < n; r++)
+		(void) blpg_load_range_lock(serverid, st->db, st->table, r, true);
+	blpg_sync_lock_chunk(serverid, st->db, st->table);
+	blpg_run_as_owner(state_read_fn, st);
+	memset(&rw, 0, sizeof(rw));
+	if (!st->complete && st->nranges == n && !st->range_done[best])
+	{
+		const char *after = st->range_chunks[best] > 0 ? st->range_after[best] : st->split[best - 1];
+		int128		now;
+
+		/* its loader went on meanwhile: the rest above its last chunk */
+		if (after && blpg_parse_int128(after, &now) && now >= blo)
+			blo = now + 1;
+		if (bhi - blo >= RESPLIT_MIN_CHUNKS * (int128) chunk_rows)
+		{
+			rw.server_name = st->server_name;
+			rw.db = st->db;
+			rw.table = st->table;
+			rw.range = best;
+			rw.nsplit = n - 1;
+			rw.bound = int128_text(blo + (bhi - blo) / 2);
+			blpg_run_as_owner(resplit_write_fn, &rw);
+		}
+	}
+	if (!rw.done)
+	{
+		/*
+		 * Nothing written: given back, so that waiting for a range next
+		 * holds no lock apply could wait for
+		 */
+		blpg_sync_unlock_chunk(serverid, st->db, st->table);
+		for (int r = 0; r < n; r++)
+			blpg_load_range_unlock(serverid, st->db, st->table, r);
+		return false;
+	}
+	ereport(DEBUG1,
+			(errmsg("binlog_fdw load of %s.%s: range %d split at %s", st->db, st->table,
+					best + 1, rw.bound)));
+	/* this loader takes the new range first */
+	st->prefer = best + 1;
+	return true;
 }
 
 typedef enum chunk_result
@@ -499,6 +997,31 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 	bool		first;
 	volatile int range = 0;
 	volatile bool begins = false;
+	char	  **volatile pre = NULL;
+	volatile int npre = 0;
+
+	/*
+	 * Before the first chunk of a load in ranges: the bounds a key of
+	 * several columns is split by, read before the lock apply waits for
+	 * (presplit()), by one loader of the table (the others pass to another
+	 * table, or wait for it in the second round: holding no lock of apply's,
+	 * and the lock is never taken by apply), which then copies the first
+	 * chunk, unless another one did meanwhile.
+	 */
+	if (exclusive && !truncate && ranges > 1)
+	{
+		int			n;
+
+		if (!blpg_load_range_lock(serverid, db, table, -1, wait))
+			return CHUNK_BUSY;
+		blpg_run_as_owner(state_read_fn, st);
+		if (st->complete)
+			return CHUNK_COMPLETE;
+		if (st->nchunks > 0)
+			return CHUNK_MORE;
+		pre = presplit(so, db, table, ranges, chunk_rows, source, &n);
+		npre = n;
+	}
 
 	/*
 	 * The first chunk (it creates the target and splits the keys) is alone:
@@ -525,7 +1048,12 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		 * waits for this chunk, other chunks do not; where the range is now
 		 * is read under both (read-write: a snapshot taken now).
 		 */
-		range = claim_range(serverid, st, wait);
+		range = claim_range(serverid, st, false);
+		/* every range left is another loader's: share the biggest */
+		if (range < 0 && resplit(serverid, so, st, chunk_rows))
+			return CHUNK_MORE;
+		if (range < 0 && wait)
+			range = claim_range(serverid, st, true);
 		if (range < 0)
 			return CHUNK_BUSY;
 		blpg_sync_lock_chunk(serverid, db, table);
@@ -606,6 +1134,14 @@ load_chunk(const char *server_name, Oid serverid, const bl_source_options *so,
 		{
 			cw.split = split_keys(snap, db, table, chunk.key_columns[0], chunk.last_key,
 								  ranges, chunk_rows, source, &cw.nsplit);
+			/* the first range is the first chunk's keys */
+			range_end = cw.nsplit > 0;
+		}
+		else if (first && !range_end && ranges > 1 && chunk.nkey > 1)
+		{
+			cw.split = split_keys_by_rows(snap, db, table, chunk.nkey, chunk.key_columns,
+										  chunk.last_key, chunk.estimate, chunk.rows_read,
+										  ranges, chunk_rows, pre, npre, source, &cw.nsplit);
 			/* the first range is the first chunk's keys */
 			range_end = cw.nsplit > 0;
 		}

@@ -887,61 +887,96 @@ chunk_key_columns(bl_snapshot_column *cols, int ncols, int *key)
 }
 
 /*
+ * A chunk bound: nkey integers, comma-separated (what the chunks record,
+ * and the bounds of the key ranges of load.c); an error names it.
+ */
+static char **
+chunk_bound_values(const char *bound, int nkey, const char *what)
+{
+	char	  **vals = palloc0(sizeof(char *) * nkey);
+	char	   *copy = pstrdup(bound);
+	char	   *save = NULL;
+	int			n = 0;
+	bool		more = false;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (n < nkey)
+			vals[n++] = tok;
+		else
+			more = true;
+	if (n != nkey || more)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the %s \"%s\" of a chunked load does not have %d key values", what, bound, nkey)));
+	for (int k = 0; k < nkey; k++)
+		if (!numeric_literal(vals[k]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the %s \"%s\" of a chunked load is not made of integers", what, bound)));
+	return vals;
+}
+
+/*
+ * The key as a row compared with the bound vals, written out column by
+ * column so that MySQL ranges over the primary key: (k1, k2, ...) > (v1,
+ * v2, ...) is k1 > v1 OR (k1 = v1 AND k2 > v2) OR ...; with upto, <=
+ * instead (k1 < v1 OR ... OR (k1 = v1 AND ... AND kn <= vn)).
+ */
+static void
+append_key_compare(StringInfo b, bl_snapshot_column *cols, const int *key, int nkey,
+				   char **vals, bool upto)
+{
+	char		qi[600];
+
+	appendStringInfoChar(b, '(');
+	for (int k = 0; k < nkey; k++)
+	{
+		if (k)
+			appendStringInfoString(b, " OR ");
+		appendStringInfoChar(b, '(');
+		for (int e = 0; e < k; e++)
+		{
+			bl_snapshot_quote_ident(cols[key[e]].name, qi, sizeof(qi));
+			appendStringInfo(b, "%s = %s AND ", qi, vals[e]);
+		}
+		bl_snapshot_quote_ident(cols[key[k]].name, qi, sizeof(qi));
+		appendStringInfo(b, "%s %s %s)", qi,
+						 !upto ? ">" : k == nkey - 1 ? "<=" : "<", vals[k]);
+	}
+	appendStringInfoChar(b, ')');
+}
+
+/*
  * The condition of a chunk after the key "after" (integers, comma-
- * separated; NULL: none): (k1, k2, ...) > (a1, a2, ...) in the key's order,
- * written out so that MySQL ranges over the primary key; and up to the key
- * "upto" (a key of one column; NULL: none): k1 <= u.
+ * separated; NULL: none): (k1, k2, ...) > (a1, a2, ...) in the key's order;
+ * and up to the key "upto" (a range's upper bound, as many integers; NULL:
+ * none): (k1, k2, ...) <= (u1, u2, ...).  A key of one column keeps the
+ * plain k1 <= u of a range's bound.
  */
 static void
 append_chunk_condition(StringInfo b, bl_snapshot_column *cols, const int *key, int nkey,
 					   const char *after, const char *upto)
 {
-	char	  **vals = palloc0(sizeof(char *) * nkey);
-	char	   *copy = pstrdup(after ? after : "");
-	char	   *save = NULL;
 	char		qi[600];
-	int			n = 0;
 
 	if (after == NULL && upto == NULL)
 		return;
-	if (upto && (nkey != 1 || !numeric_literal(upto)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the range bound \"%s\" of a chunked load is not one integer", upto)));
 	appendStringInfoString(b, " WHERE ");
 	if (after)
-	{
-		for (char *tok = strtok_r(copy, ",", &save); tok && n < nkey; tok = strtok_r(NULL, ",", &save))
-			vals[n++] = tok;
-		if (n != nkey)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the chunk bound \"%s\" of a chunked load does not have %d key values", after, nkey)));
-		for (int k = 0; k < nkey; k++)
-			if (!numeric_literal(vals[k]))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("the chunk bound \"%s\" of a chunked load is not made of integers", after)));
-		appendStringInfoChar(b, '(');
-		for (int k = 0; k < nkey; k++)
-		{
-			if (k)
-				appendStringInfoString(b, " OR ");
-			appendStringInfoChar(b, '(');
-			for (int e = 0; e < k; e++)
-			{
-				bl_snapshot_quote_ident(cols[key[e]].name, qi, sizeof(qi));
-				appendStringInfo(b, "%s = %s AND ", qi, vals[e]);
-			}
-			bl_snapshot_quote_ident(cols[key[k]].name, qi, sizeof(qi));
-			appendStringInfo(b, "%s > %s)", qi, vals[k]);
-		}
-		appendStringInfoChar(b, ')');
-	}
+		append_key_compare(b, cols, key, nkey, chunk_bound_values(after, nkey, "chunk bound"), false);
 	if (upto)
 	{
-		bl_snapshot_quote_ident(cols[key[0]].name, qi, sizeof(qi));
-		appendStringInfo(b, "%s%s <= %s", after ? " AND " : "", qi, upto);
+		char	  **vals = chunk_bound_values(upto, nkey, "range bound");
+
+		if (after)
+			appendStringInfoString(b, " AND ");
+		if (nkey == 1)
+		{
+			bl_snapshot_quote_ident(cols[key[0]].name, qi, sizeof(qi));
+			appendStringInfo(b, "%s <= %s", qi, vals[0]);
+		}
+		else
+			append_key_compare(b, cols, key, nkey, vals, true);
 	}
 }
 
@@ -1377,6 +1412,33 @@ blpg_snapshot_finish_target(const char *server_name, bl_snapshot *snap, const ch
 	}
 	PG_END_TRY();
 	CommandCounterIncrement();
+}
+
+/*
+ * The columns of db.table's primary key when they are integers (what a
+ * chunked load ranges over; names palloc'd), and
+ * the source's estimate of its rows: how many columns, 0 if none such or
+ * the table does not exist.  A row filter may still leave the load in one
+ * pass (load_table() decides).
+ */
+int
+blpg_chunk_key_of(bl_snapshot *snap, const char *db, const char *table,
+				  const char **names, int64 *estimate)
+{
+	bl_snapshot_column *cols;
+	int			ncols;
+	int			key[BLPG_CHUNK_KEY_MAX];
+	int			nkey;
+	bl_error	err;
+
+	*estimate = 0;
+	memset(&err, 0, sizeof(err));
+	if (bl_snapshot_columns(snap, db, table, &cols, &ncols, estimate, &err) != 0 || ncols == 0)
+		return 0;
+	nkey = chunk_key_columns(cols, ncols, key);
+	for (int k = 0; k < nkey; k++)
+		names[k] = pstrdup(cols[key[k]].name);
+	return nkey;
 }
 
 void

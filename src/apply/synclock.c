@@ -95,14 +95,37 @@ blpg_sync_lock_chunk(Oid serverid, const char *schema, const char *table)
 					   RowExclusiveLock);
 }
 
-bool
-blpg_load_range_lock(Oid serverid, const char *schema, const char *table, int range, bool wait)
+static void
+load_range_tag(LOCKTAG *tag, Oid serverid, const char *schema, const char *table, int range)
 {
-	LOCKTAG		tag;
 	uint32		h = hash_bytes((const unsigned char *) schema, (int) strlen(schema));
 
 	h = hash_combine(h, hash_bytes((const unsigned char *) table, (int) strlen(table)));
 	h = hash_combine(h, hash_uint32((uint32) range));
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) serverid, h, 3);
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) serverid, h, 3);
+}
+
+void
+blpg_sync_unlock_chunk(Oid serverid, const char *schema, const char *table)
+{
+	UnlockDatabaseObject(ForeignServerRelationId, serverid, sync_lock_subid(schema, table),
+						 RowExclusiveLock);
+}
+
+bool
+blpg_load_range_lock(Oid serverid, const char *schema, const char *table, int range, bool wait)
+{
+	LOCKTAG		tag;
+
+	load_range_tag(&tag, serverid, schema, table, range);
 	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+void
+blpg_load_range_unlock(Oid serverid, const char *schema, const char *table, int range)
+{
+	LOCKTAG		tag;
+
+	load_range_tag(&tag, serverid, schema, table, range);
+	(void) LockRelease(&tag, ExclusiveLock, false);
 }

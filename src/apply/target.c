@@ -103,7 +103,8 @@ typedef struct table_mapping
 	uint64	   *chunk_pos;
 	int			nranges;		/* key ranges (load_split): chunks grouped by
 								 * range, each range's in key order */
-	int128	   *range_hi;		/* nranges - 1 upper bounds (one column) */
+	int128	   *range_hi;		/* nranges - 1 upper bounds, chunk_nkey
+								 * integers each */
 	int		   *range_start;	/* range r: chunks range_start[r] ..
 								 * range_start[r + 1] - 1 */
 	char	   *history;		/* history table (temporal.c), NULL: none */
@@ -268,6 +269,16 @@ parse_bound(const char *text, int nkey, int128 *out)
 	return n == nkey;
 }
 
+/* Keys compared as MySQL orders a primary key of integers: column by column. */
+static int
+key_cmp(const int128 *a, const int128 *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 /*
  * The key ranges of a chunked load (load_split, load_range: load.c): the
  * chunks of m grouped by range, in their order (each range's chunks were
@@ -297,19 +308,23 @@ store_ranges(table_mapping *m, const char *key, HeapTuple tup, TupleDesc desc)
 		int			ns;
 
 		deconstruct_array(DatumGetArrayTypeP(split), TEXTOID, -1, false, TYPALIGN_INT, &se, &sn, &ns);
-		if (ns > 0 && m->chunk_nkey != 1)
+		if (ns > 0 && (m->chunk_nkey < 1 || m->chunk_nkey > BLPG_CHUNK_KEY_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("the load of %s in binlog_fdw.table_mapping has key ranges over %d columns",
 							key, m->chunk_nkey)));
-		m->range_hi = palloc0(sizeof(int128) * Max(ns, 1));
+		m->range_hi = palloc0(sizeof(int128) * Max(ns, 1) * Max(m->chunk_nkey, 1));
 		for (int i = 0; i < ns; i++)
-			if (sn[i] || !blpg_parse_int128(TextDatumGetCString(se[i]), &m->range_hi[i]) ||
-				(i > 0 && m->range_hi[i] <= m->range_hi[i - 1]))
+		{
+			int128	   *b = &m->range_hi[i * m->chunk_nkey];
+
+			if (sn[i] || !parse_bound(TextDatumGetCString(se[i]), m->chunk_nkey, b) ||
+				(i > 0 && key_cmp(b, b - m->chunk_nkey, m->chunk_nkey) <= 0))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("range bound %d of the load of %s is not an integer above the one before",
-								i + 1, key)));
+						 errmsg("range bound %d of the load of %s is not a key of %d integers above the one before",
+								i + 1, key, m->chunk_nkey)));
+		}
 		m->nranges = ns + 1;
 	}
 	if (!rnull)
@@ -1294,16 +1309,6 @@ blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
  * (the range not complete yet) is in a chunk still to be copied, after
  * this change (synclock.c): in the copy too.
  */
-/* Keys compared as MySQL orders a primary key of integers: column by column. */
-static int
-key_cmp(const int128 *a, const int128 *b, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return 0;
-}
-
 static bool
 chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 {
@@ -1336,7 +1341,7 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 							tg->src_name)));
 		key[c] = k->kind == BL_VAL_INT ? (int128) k->v.i : (int128) k->v.u;
 	}
-	/* its range: the first whose upper bound is at or above the key */
+	/* its range: the first whose upper bound is at or above the key (in the key's order) */
 	if (tg->nranges > 1)
 	{
 		int			a = 0,
@@ -1346,7 +1351,7 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 		{
 			int			mid = (a + b) / 2;
 
-			if (key[0] <= tg->range_hi[mid])
+			if (key_cmp(key, &tg->range_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
 				b = mid;
 			else
 				a = mid + 1;

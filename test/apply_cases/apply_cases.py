@@ -95,6 +95,15 @@ Cases:
                    writer moving keys across the ranges and the continuous
                    worker; a loader killed -9, load() again goes on at each
                    range's next chunk; equal to MariaDB's (cases_parallel.py)
+  load-ranges-tuple the same for a key of two integer columns: ranges bounded
+                   by whole (a, b) keys MariaDB picks by rows (cases_parallel.py)
+  load-ranges-resplit keys crowding one range: the loaders done split the rest
+                   of it again, a loader killed -9, load() again; equal to
+                   MariaDB's (cases_parallel.py)
+  load-ranges-text a VARCHAR key of a case-insensitive collation with
+                   parallel => 3: one pass (not split), equal to MariaDB's
+                   byte for byte under a writer changing keys' case and
+                   trailing spaces (cases_parallel.py)
   filters          binlog_fdw.set_filter(): column lists, masks (value, NULL,
                    SHA-256), operation filters, per source and per table, a
                    row filter with updates moving rows into and out of it;
@@ -229,6 +238,9 @@ def main():
         ('lost-position-reload', lambda: cases_retention.case_lost_position_reload(conn_box[0], m)),
         ('load-parallel', lambda: cases_parallel.case_load_parallel(conn_box[0], m)),
         ('load-ranges', lambda: cases_parallel.case_load_ranges(conn_box[0], m)),
+        ('load-ranges-tuple', lambda: cases_parallel.case_load_ranges_tuple(conn_box[0], m)),
+        ('load-ranges-resplit', lambda: cases_parallel.case_load_ranges_resplit(conn_box[0], m)),
+        ('load-ranges-text', lambda: cases_parallel.case_load_ranges_text(conn_box[0], m)),
         ('history-tables', lambda: cases_history_tables.case_history_tables(conn_box[0], m)),
         ('history-kill', lambda: cases_history_tables.case_history_kill(conn_box[0], m)),
         ('filters', lambda: cases_filters.case_filters(conn_box[0], m)),

@@ -709,6 +709,15 @@ blpg_apply_ddl(blpg_targets *ts, const blpg_entry_view *v, const char *server_na
 	error_context_stack = &errcb;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (d->fk_action && d->name && !blpg_change_in_copy(ts, d->db, d->name, v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("MySQL table %s.%s of source \"%s\" gets a foreign key whose ON DELETE or ON UPDATE action changes its rows",
+						d->db, d->name, server_name),
+				 errdetail("Statement: %s. MySQL and MariaDB write the rows such an action changes to no binlog: the target would miss them.",
+						   c.sql),
+				 errhint("Give the foreign key ON DELETE RESTRICT / ON UPDATE RESTRICT on the source, copy the table again with binlog_fdw.sync_table(), then skip this statement with SELECT binlog_fdw.skip_change(%s).",
+						 quote_literal_cstr(server_name))));
 	switch (d->kind)
 	{
 		case BLPG_DDL_CREATE_TABLE:

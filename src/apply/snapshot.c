@@ -983,6 +983,39 @@ append_chunk_condition(StringInfo b, bl_snapshot_column *cols, const int *key, i
 /* verify() (verify.c): copy into this relation instead of the target */
 static Oid	copy_into = InvalidOid;
 
+/*
+ * A table whose foreign keys have ON DELETE / ON UPDATE actions that change
+ * its rows (CASCADE, SET NULL, SET DEFAULT): InnoDB makes those changes
+ * inside the engine and MySQL and MariaDB write none of them to the binlog,
+ * so the stream would miss them and the target would keep the rows.  Not
+ * copied: an error before anything is written.
+ */
+static void
+check_fk_actions(bl_snapshot *snap, const char *db, const char *table, const char *server_name,
+				 const char *source)
+{
+	char		desc[1024];
+	bl_error	err;
+	int			n;
+
+	memset(&err, 0, sizeof(err));
+	n = bl_snapshot_fk_actions(snap, db, table, desc, sizeof(desc), &err);
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+				 errmsg("could not read the foreign keys of %s on source \"%s\": %s",
+						source, server_name, err.message)));
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table %s of source \"%s\" has %d foreign key%s whose ON DELETE or ON UPDATE action changes its rows",
+						source, server_name, n, n == 1 ? "" : "s"),
+				 errdetail("%s. MySQL and MariaDB write the rows such an action changes to no binlog: the copy would miss every later change they make.",
+						   desc),
+				 errhint("Give the foreign key ON DELETE RESTRICT / ON UPDATE RESTRICT (the application then deletes or updates the rows itself, and those changes are logged), or leave %s out of the source.",
+						 source)));
+}
+
 static table_result
 load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		   const blpg_apply_options *opts, bool truncate, const char *file, uint64 pos,
@@ -1023,6 +1056,8 @@ load_table(const char *server_name, bl_snapshot *snap, const char *source,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table %s does not exist on source \"%s\"", source, server_name)));
+	if (first && !OidIsValid(copy_into))
+		check_fk_actions(snap, db, table, server_name, source);
 
 	/*
 	 * binlog_fdw.filters: the copy gives the rows the stream would, its

@@ -713,6 +713,52 @@ bl_snapshot_indexes(bl_snapshot *s, const char *schema, const char *table,
 }
 
 int
+bl_snapshot_fk_actions(bl_snapshot *s, const char *schema, const char *table, char *out,
+					   size_t outlen, bl_error *err)
+{
+	char		sql[4096];
+	char		es[512],
+				et[512];
+	MYSQL_RES  *res;
+	MYSQL_ROW	row;
+	int			n = 0;
+	size_t		len = 0;
+
+	out[0] = '\0';
+	if (strlen(schema) > 200 || strlen(table) > 200)
+		return bl_error_set(err, BL_ERR_UNSUPPORTED, "name too long");
+	mysql_real_escape_string(s->conn, es, schema, (unsigned long) strlen(schema));
+	mysql_real_escape_string(s->conn, et, table, (unsigned long) strlen(table));
+	snprintf(sql, sizeof(sql),
+			 "SELECT CONSTRAINT_NAME, REFERENCED_TABLE_NAME, DELETE_RULE, UPDATE_RULE "
+			 "FROM information_schema.REFERENTIAL_CONSTRAINTS "
+			 "WHERE CONSTRAINT_SCHEMA = '%s' AND TABLE_NAME = '%s' "
+			 "AND (DELETE_RULE NOT IN ('RESTRICT', 'NO ACTION') "
+			 "OR UPDATE_RULE NOT IN ('RESTRICT', 'NO ACTION')) ORDER BY CONSTRAINT_NAME", es, et);
+	if (mysql_query(s->conn, sql) != 0 || (res = mysql_store_result(s->conn)) == NULL)
+		return bl_mysql_fail(s->conn, err, "reading the table's foreign keys");
+	while ((row = mysql_fetch_row(res)) != NULL)
+	{
+		int			w;
+
+		/* the first few, each "name (references t, ON DELETE x ON UPDATE y)" */
+		if (len < outlen)
+		{
+			w = snprintf(out + len, outlen - len, "%s%s (references %s, ON DELETE %s, ON UPDATE %s)",
+						 n ? "; " : "", row[0] ? row[0] : "", row[1] ? row[1] : "",
+						 row[2] ? row[2] : "", row[3] ? row[3] : "");
+			if (w > 0)
+				len += (size_t) w;
+			if (len >= outlen && outlen > 4)
+				memcpy(out + outlen - 4, "...", 4);
+		}
+		n++;
+	}
+	mysql_free_result(res);
+	return n;
+}
+
+int
 bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err)
 {
 	if (s->res)

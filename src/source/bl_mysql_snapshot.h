@@ -111,6 +111,15 @@ extern int	bl_snapshot_indexes(bl_snapshot *s, const char *schema, const char *t
 extern void bl_snapshot_free_indexes(bl_snapshot_index *indexes, int nindexes);
 
 /* Stream the result of a query row by row. */
+/*
+ * The foreign keys of schema.table (as the child) whose ON DELETE or ON
+ * UPDATE action changes rows (CASCADE, SET NULL, SET DEFAULT): MySQL does
+ * not write those changes to the binlog.  Returns how many (-1 with err),
+ * their description in out (cut with "..." at outlen).
+ */
+extern int	bl_snapshot_fk_actions(bl_snapshot *s, const char *schema, const char *table,
+								   char *out, size_t outlen, bl_error *err);
+
 extern int	bl_snapshot_query(bl_snapshot *s, const char *sql, bl_error *err);
 /* 1 with a row (values NULL for SQL NULL), 0 at the end, -1 on error. */
 extern int	bl_snapshot_fetch(bl_snapshot *s, char ***values, unsigned long **lengths,

@@ -1229,6 +1229,42 @@ dml_statement(blpg_ddl *d, parser *p)
 	}
 }
 
+/*
+ * Does the statement give a foreign key an action that changes rows:
+ * REFERENCES ... ON DELETE|UPDATE CASCADE | SET NULL | SET DEFAULT?  (Words
+ * only: string literals and quoted names are tokens of their own.)
+ */
+static bool
+fk_action(parser *p)
+{
+	bool		references = false;
+
+	for (int i = 0; i < p->ntoks; i++)
+	{
+		const token *t = &p->toks[i];
+
+		if (t->kind != T_WORD)
+			continue;
+		if (pg_strcasecmp(t->text, "references") == 0)
+			references = true;
+		else if (references && pg_strcasecmp(t->text, "on") == 0 && i + 2 < p->ntoks &&
+				 p->toks[i + 1].kind == T_WORD && p->toks[i + 2].kind == T_WORD &&
+				 (pg_strcasecmp(p->toks[i + 1].text, "delete") == 0 ||
+				  pg_strcasecmp(p->toks[i + 1].text, "update") == 0))
+		{
+			const char *a = p->toks[i + 2].text;
+
+			if (pg_strcasecmp(a, "cascade") == 0)
+				return true;
+			if (pg_strcasecmp(a, "set") == 0 && i + 3 < p->ntoks && p->toks[i + 3].kind == T_WORD &&
+				(pg_strcasecmp(p->toks[i + 3].text, "null") == 0 ||
+				 pg_strcasecmp(p->toks[i + 3].text, "default") == 0))
+				return true;
+		}
+	}
+	return false;
+}
+
 blpg_ddl *
 blpg_ddl_parse(const char *sql, const char *db)
 {
@@ -1302,5 +1338,7 @@ blpg_ddl_parse(const char *sql, const char *db)
 	else if (is_kw(&p, "insert") || is_kw(&p, "replace") || is_kw(&p, "update") ||
 			 is_kw(&p, "delete") || is_kw(&p, "load") || is_kw(&p, "with"))
 		dml_statement(d, &p);
+	if (d->kind == BLPG_DDL_CREATE_TABLE || d->kind == BLPG_DDL_ALTER_TABLE)
+		d->fk_action = fk_action(&p);
 	return d;
 }

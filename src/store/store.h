@@ -833,6 +833,9 @@ typedef struct blpg_ddl
 	List	   *tables;			/* DROP, RENAME TABLE: blpg_ddl_table_ref */
 	List	   *clauses;		/* ALTER TABLE: blpg_ddl_clause */
 	const char *unsupported;	/* the statement could not be read: why */
+	bool		fk_action;		/* CREATE/ALTER TABLE: a foreign key whose ON
+								 * DELETE/UPDATE action changes rows (MySQL
+								 * logs none of those changes) */
 } blpg_ddl;
 
 /* Parse a statement (UTF-8 text); db is the statement's database. */

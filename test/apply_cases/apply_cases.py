@@ -215,6 +215,7 @@ def main():
         ('snapshot-ddl-race', lambda: cases_ddl.case_snapshot_ddl_race(conn_box[0], m)),
         ('statement-format', lambda: cases_ddl.case_statement_format(conn_box[0], m)),
         ('xa', lambda: cases_ddl.case_xa(conn_box[0], m)),
+        ('fk-actions', lambda: cases_ddl.case_fk_actions(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),
         ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
         ('triggers', lambda: cases_triggers.case_triggers(conn_box[0], m)),

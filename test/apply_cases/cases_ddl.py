@@ -376,3 +376,49 @@ def case_xa(conn, m):
           'after the prepared XA transaction, PostgreSQL has %s' % short(rows))
     log('xa: %s' % short(st['last_error'], 300))
     src.drop()
+
+
+def case_fk_actions(conn, m):
+    """A foreign key whose ON DELETE / ON UPDATE action changes rows
+    (CASCADE, SET NULL): InnoDB makes those changes inside the engine and
+    MariaDB writes none of them to the binlog (checked here: a cascading
+    DELETE logs the parent's row only).  A copy of such a child table stops
+    before writing anything, and so does apply at DDL that gives a table
+    one; a RESTRICT foreign key is copied and applied as before."""
+    db = 'blf_ac_fk'
+    mdb_fresh(m, db)
+    w = mdb(db=db)
+    mx(w, 'CREATE TABLE p (id INT PRIMARY KEY) ENGINE=InnoDB')
+    mx(w, 'CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id) '
+          'ON DELETE CASCADE) ENGINE=InnoDB')
+    mx(w, 'INSERT INTO p VALUES (1), (2)')
+    mx(w, 'INSERT INTO c VALUES (10, 1), (20, 2)')
+    # the gap itself: the cascaded delete of c's row is in no rows event
+    f0 = mx(w, 'SHOW MASTER STATUS')[0]
+    mx(w, 'DELETE FROM p WHERE id = 2')
+    ev = mx(w, "SHOW BINLOG EVENTS IN '%s' FROM %d" % (f0[0], int(f0[1])))
+    rows_events = [e for e in ev if e[2] in ('Delete_rows_v1', 'Delete_rows')]
+    check(len(rows_events) == 1, 'the cascading DELETE logged %d rows events: %s' % (len(rows_events), short(ev)))
+    check(mx(w, 'SELECT id FROM c ORDER BY id') == ((10,),), 'MariaDB did not cascade')
+    src = Source(conn, 'ac_fk', r'^blf_ac_fk\.')
+    expect_error(conn, 'SELECT * FROM binlog_fdw.snapshot(%s, %s)', ('ac_fk', ['blf_ac_fk.p', 'blf_ac_fk.c']),
+                 'snapshot of a child with ON DELETE CASCADE', sqlstate='0A000',
+                 message='table blf_ac_fk.c of source "ac_fk" has 1 foreign key whose ON DELETE or ON UPDATE action changes its rows',
+                 detail='ON DELETE CASCADE')
+    check(not table_exists(conn, db, 'p') and not table_exists(conn, db, 'c'),
+          'the refused snapshot left a target table')
+    src.snapshot(['blf_ac_fk.p'])
+    src.start()
+    # a RESTRICT foreign key: applied as before
+    mx(w, 'CREATE TABLE r (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id)) ENGINE=InnoDB')
+    mx(w, 'INSERT INTO r VALUES (1, 1)')
+    src.sync(w)
+    check(q(conn, 'SELECT id, pid FROM blf_ac_fk.r') == [(1, 1)], 'table r with a RESTRICT foreign key')
+    # DDL that gives a table an action: apply stops at it
+    mx(w, 'CREATE TABLE s (id INT PRIMARY KEY, pid INT, CONSTRAINT s_fk FOREIGN KEY (pid) '
+          'REFERENCES p (id) ON UPDATE SET NULL) ENGINE=InnoDB')
+    src.apply_error(w, 'CREATE TABLE with ON UPDATE SET NULL', sqlstate='0A000',
+                    message='MySQL table blf_ac_fk.s of source "ac_fk" gets a foreign key whose ON DELETE or ON UPDATE action changes its rows')
+    check(not table_exists(conn, db, 's'), 'apply created s')
+    log('fk-actions: copy and DDL refused, RESTRICT applied')
+    src.drop()

@@ -363,6 +363,9 @@ class Session {
       const names = ['COLUMN_NAME', 'COLUMN_TYPE', 'LOWER(c.DATA_TYPE)', 'IS_NULLABLE', 'COLUMN_DEFAULT', 'SEQ', 'EXTRA', 'CHARACTER_SET_NAME', 'CHARACTER_OCTET_LENGTH'];
       return { columns: names.map((n) => ({ name: n })), rows };
     }
+    // the copy's check for foreign keys whose actions change rows: none here
+    if (/^select constraint_name, referenced_table_name, delete_rule, update_rule from information_schema\.referential_constraints /is.test(sql))
+      return { columns: ['CONSTRAINT_NAME', 'REFERENCED_TABLE_NAME', 'DELETE_RULE', 'UPDATE_RULE'].map((n) => ({ name: n })), rows: [] };
     if (/^select index_name, non_unique, column_name, sub_part, upper\(index_type\), collation from information_schema\.statistics /is.test(sql))
       return { columns: ['INDEX_NAME', 'NON_UNIQUE', 'COLUMN_NAME', 'SUB_PART', 'INDEX_TYPE', 'COLLATION'].map((n) => ({ name: n })), rows: [] };
     const id = '`(?:[^`]|``)+`';

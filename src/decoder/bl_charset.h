@@ -91,6 +91,15 @@ extern bool bl_json_nul_as_replacement;
 extern void bl_json_escape_utf8(const uint8_t *in, size_t len, bl_buf *out);
 
 /*
+ * The body of a JSON string token from p (after its opening '"') to its
+ * closing '"' (before end), unescaped into d (room for end - p bytes), its
+ * length into *dlen; returns the closing '"', or NULL for a \u escape, an
+ * invalid escape, a control character or no closing '"' (for a full JSON
+ * parser to read).  The extension's jsonb text parser and its jsonb images.
+ */
+extern const char *bl_json_string_unescape(const char *p, const char *end, char *d, int *dlen);
+
+/*
  * bl_charset_to_utf8 followed by bl_json_escape_utf8, without an
  * intermediate copy for UTF-8, ASCII and single-byte charsets.
  * Returns 0, or -1 with err filled if cs is NULL or memory ran out.

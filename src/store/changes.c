@@ -10,7 +10,6 @@
  * not use this file.
  */
 #include "store/store.h"
-#include "types/types.h"
 
 #include "bl_charset.h"
 #include "bl_event_json.h"
@@ -496,7 +495,7 @@ jb_string(char *s, int len, JsonbValue *v)
 	}
 	out = palloc(end - p);
 	/* up to the closing quote, which must be the token's last byte */
-	if (blpg_json_unescape(p, end + 1, out, &n) != end)
+	if (bl_json_string_unescape(p, end + 1, out, &n) != end)
 	{
 		pfree(out);
 		return false;

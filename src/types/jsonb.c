@@ -106,62 +106,6 @@ static const bool string_stop[256] = {
 	[0x1e] = true, [0x1f] = true, ['"'] = true, ['\\'] = true,
 };
 
-/*
- * The body of a JSON string token from p (just after its opening '"') to
- * its closing '"' (before end), unescaped into d, which has room for end - p
- * bytes: its length into *dlen; returns the closing '"', or NULL for what
- * only jsonb_in reads (it makes the value or raises its error): a \u
- * escape or an invalid one, a control character, no closing '"'.
- */
-const char *
-blpg_json_unescape(const char *p, const char *end, char *d, int *dlen)
-{
-	char	   *d0 = d;
-
-	while (p < end && *p != '"')
-	{
-		if ((unsigned char) *p < 0x20)
-			return NULL;
-		if (*p != '\\')
-		{
-			*d++ = *p++;
-			continue;
-		}
-		if (++p >= end)
-			return NULL;
-		switch (*p)
-		{
-			case '"':
-			case '\\':
-			case '/':
-				*d++ = *p;
-				break;
-			case 'b':
-				*d++ = '\b';
-				break;
-			case 'f':
-				*d++ = '\f';
-				break;
-			case 'n':
-				*d++ = '\n';
-				break;
-			case 'r':
-				*d++ = '\r';
-				break;
-			case 't':
-				*d++ = '\t';
-				break;
-			default:
-				return NULL;
-		}
-		p++;
-	}
-	if (p >= end)
-		return NULL;
-	*dlen = (int) (d - d0);
-	return p;
-}
-
 /* A string token (at its '"'); false for \u escapes, control characters. */
 static bool
 parse_string(jparse *j, JsonbValue *out)
@@ -192,7 +136,7 @@ parse_string(jparse *j, JsonbValue *out)
 	{
 		int			rest;
 
-		p = blpg_json_unescape(p, j->end, buf + n, &rest);
+		p = bl_json_string_unescape(p, j->end, buf + n, &rest);
 		if (p == NULL || n + (int64) rest > JENTRY_OFFLENMASK)
 			return false;
 		n += rest;

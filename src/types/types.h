@@ -9,7 +9,7 @@
  *
  * Files: settings.c (blpg_apply_options_load), typemap.c (blpg_map_type),
  * convert.c (blpg_conv_init, blpg_convert), jsonb.c (blpg_jsonb_from_text).  Uses base and the decoder.
- * Users: src/apply, src/sql, src/store (changes.c: blpg_json_unescape).  No
+ * Users: src/apply, src/sql.  No
  * shared state.
  */
 #ifndef BLPG_TYPES_H
@@ -108,14 +108,6 @@ extern Datum blpg_convert(const blpg_col_conv *cc, const bl_column *col,
  */
 extern Datum blpg_jsonb_from_text(const char *s, int len);
 
-/*
- * The body of a JSON string token from p (after its opening '"') to its
- * closing '"' (before end), unescaped into d (room for end - p bytes), its
- * length into *dlen; returns the closing '"', or NULL for a \u escape, an
- * invalid escape, a control character or no closing '"' (jsonb_in's to
- * read).  jsonb.c, and changes.c's jsonb images.
- */
-extern const char *blpg_json_unescape(const char *p, const char *end, char *d, int *dlen);
 extern bool blpg_verify_jsonb;
 
 /* ---- the type mapping (typemap.c, README "Type mapping") ---- */

@@ -268,6 +268,10 @@ typedef struct blpg_load_chunk
 	Oid			relid;			/* the target */
 } blpg_load_chunk;
 
+/* A key bound "x,y" of nkey integers (false if not); keys in MySQL's order (target.c). */
+extern bool blpg_parse_key_bound(const char *text, int nkey, int128 *out);
+extern int	blpg_key_cmp(const int128 *a, const int128 *b, int n);
+
 /* Error unless the source has one host (a chunked load places by position). */
 extern void blpg_load_require_one_host(const blpg_source_config *cfg);
 

@@ -597,29 +597,6 @@ ranges_by_rows(int64 est, int64 chunk_rows, int ranges)
 	return (int) Min((int64) ranges, rest / chunk_rows);
 }
 
-/* A key of nkey integers ("x,y"), parsed; false if it is not one. */
-static bool
-key_values(const char *text, int nkey, int128 *out)
-{
-	char	   *copy = pstrdup(text);
-	char	   *save = NULL;
-	int			n = 0;
-
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (n >= nkey || !blpg_parse_int128(tok, &out[n++]))
-			return false;
-	return n == nkey;
-}
-
-static int
-key_values_cmp(const int128 *a, const int128 *b, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return 0;
-}
-
 /*
  * The split of a table whose first chunk ended at key "after", for a key
  * of several integer columns (equal widths mean nothing over a tuple): by
@@ -648,11 +625,11 @@ split_keys_by_rows(bl_snapshot *snap, const char *db, const char *table, int nke
 		int128		lo[BLPG_CHUNK_KEY_MAX];
 		int128		b[BLPG_CHUNK_KEY_MAX];
 
-		if (!key_values(after, nkey, lo))
+		if (!blpg_parse_key_bound(after, nkey, lo))
 			return NULL;
 		bounds = palloc0(sizeof(char *) * Max(npre, 1));
 		for (int i = 0; i < npre; i++)
-			if (key_values(pre[i], nkey, b) && key_values_cmp(b, lo, nkey) > 0)
+			if (blpg_parse_key_bound(pre[i], nkey, b) && blpg_key_cmp(b, lo, nkey) > 0)
 				bounds[nb++] = pre[i];
 	}
 	else

@@ -255,9 +255,9 @@ blpg_position_cmp(const char *file_a, uint64 pos_a, const char *file_b, uint64 p
 	MAPPING_COLUMNS_OF("load_key_hi, load_file, load_pos, load_key_columns, history_table, " \
 					   "load_split, load_range, sync_gtid"))
 
-/* A chunk's bound: nkey integers, comma-separated. */
-static bool
-parse_bound(const char *text, int nkey, int128 *out)
+/* A chunk's or a range's bound: nkey integers, comma-separated. */
+bool
+blpg_parse_key_bound(const char *text, int nkey, int128 *out)
 {
 	char	   *copy = pstrdup(text);
 	char	   *save = NULL;
@@ -270,8 +270,8 @@ parse_bound(const char *text, int nkey, int128 *out)
 }
 
 /* Keys compared as MySQL orders a primary key of integers: column by column. */
-static int
-key_cmp(const int128 *a, const int128 *b, int n)
+int
+blpg_key_cmp(const int128 *a, const int128 *b, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (a[i] != b[i])
@@ -318,8 +318,8 @@ store_ranges(table_mapping *m, const char *key, HeapTuple tup, TupleDesc desc)
 		{
 			int128	   *b = &m->range_hi[i * m->chunk_nkey];
 
-			if (sn[i] || !parse_bound(TextDatumGetCString(se[i]), m->chunk_nkey, b) ||
-				(i > 0 && key_cmp(b, b - m->chunk_nkey, m->chunk_nkey) <= 0))
+			if (sn[i] || !blpg_parse_key_bound(TextDatumGetCString(se[i]), m->chunk_nkey, b) ||
+				(i > 0 && blpg_key_cmp(b, b - m->chunk_nkey, m->chunk_nkey) <= 0))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("range bound %d of the load of %s is not a key of %d integers above the one before",
@@ -485,7 +485,7 @@ store_mapping(blpg_targets *ts, HeapTuple tup, TupleDesc desc)
 			for (int i = 0; i < nh; i++)
 			{
 				m->chunk_last[i] = hn[i];
-				if (!hn[i] && !parse_bound(TextDatumGetCString(he[i]), m->chunk_nkey,
+				if (!hn[i] && !blpg_parse_key_bound(TextDatumGetCString(he[i]), m->chunk_nkey,
 										   &m->chunk_hi[i * m->chunk_nkey]))
 					ereport(ERROR,
 							(errcode(ERRCODE_DATA_CORRUPTED),
@@ -1351,7 +1351,7 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 		{
 			int			mid = (a + b) / 2;
 
-			if (key_cmp(key, &tg->range_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
+			if (blpg_key_cmp(key, &tg->range_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
 				b = mid;
 			else
 				a = mid + 1;
@@ -1366,7 +1366,7 @@ chunk_holds(blpg_target *tg, const blpg_entry_view *v, const bl_row *row)
 		int			mid = (lo + hi) / 2;
 
 		if (tg->chunk_last[mid] ||
-			key_cmp(key, &tg->chunk_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
+			blpg_key_cmp(key, &tg->chunk_hi[mid * tg->chunk_nkey], tg->chunk_nkey) <= 0)
 			hi = mid;
 		else
 			lo = mid + 1;

@@ -20,10 +20,18 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "bench/install-deps: all benchmark packages installed"
-	exit 0
+else
+	[ "$(id -u)" -eq 0 ] || { echo "bench/install-deps: missing ${missing[*]}; run as root" >&2; exit 1; }
+	export DEBIAN_FRONTEND=noninteractive
+	echo "bench/install-deps: installing ${missing[*]}"
+	apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}" ||
+		{ apt-get update -q && apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}"; }
 fi
-[ "$(id -u)" -eq 0 ] || { echo "bench/install-deps: missing ${missing[*]}; run as root" >&2; exit 1; }
-export DEBIAN_FRONTEND=noninteractive
-echo "bench/install-deps: installing ${missing[*]}"
-apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}" ||
-	{ apt-get update -q && apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}"; }
+
+# the zongji anchors of bench/streaming, from its committed lockfile: here,
+# where the npm registry is reachable (a scripts/sandbox.sh run is not)
+if command -v npm >/dev/null &&
+	! (cd "$ROOT/bench/streaming" && node -e 'require.resolve("zongji"); require.resolve("@vlasky/zongji")' 2>/dev/null); then
+	echo "bench/install-deps: npm ci in bench/streaming (zongji, @vlasky/zongji)"
+	(cd "$ROOT/bench/streaming" && npm ci --no-audit --no-fund --loglevel=error)
+fi

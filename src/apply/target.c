@@ -144,6 +144,7 @@ struct blpg_target
 	char		sync_file[BLPG_FILE_LEN];
 	uint64		sync_pos;
 	char	   *sync_gtid;
+	struct copy_gtids *sync_gtids;	/* sync_gtid parsed, on first use */
 	bool		by_gtid;		/* the source has several hosts */
 	int			nchunks;		/* a chunked load: see table_mapping */
 	bool		load_pending;	/* ... that has no chunk yet: skip every change */
@@ -1214,29 +1215,100 @@ change_before(const blpg_entry_view *v, const char *file, uint64 pos)
 }
 
 /*
+ * The GTID state of a copy, parsed once: MariaDB's last sequence number of
+ * each domain (sorted by domain), or MySQL's set (malloc'd, freed with the
+ * memory context it was parsed for).
+ */
+typedef struct copy_gtids
+{
+	bool		mariadb;
+	int			ndomains;
+	bl_maria_gtid *domains;		/* palloc'd, sorted by domain */
+	bl_gtid_set *set;
+} copy_gtids;
+
+static int
+domain_cmp(const void *a, const void *b)
+{
+	uint32		x = ((const bl_maria_gtid *) a)->domain,
+				y = ((const bl_maria_gtid *) b)->domain;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+free_gtid_set(void *arg)
+{
+	bl_gtid_set_free((bl_gtid_set *) arg);
+}
+
+static copy_gtids *
+copy_gtids_parse(const char *state, const char *table, MemoryContext cxt)
+{
+	copy_gtids *g = MemoryContextAllocZero(cxt, sizeof(copy_gtids));
+	bl_maria_gtid *list = NULL;
+	size_t		n = 0;
+	bl_error	err;
+
+	memset(&err, 0, sizeof(err));
+	if (bl_maria_gtid_list_parse(state, strlen(state), &list, &n, &err) == 0 && n > 0)
+	{
+		g->mariadb = true;
+		g->domains = MemoryContextAlloc(cxt, sizeof(bl_maria_gtid) * n);
+		memcpy(g->domains, list, sizeof(bl_maria_gtid) * n);
+		free(list);
+		qsort(g->domains, n, sizeof(bl_maria_gtid), domain_cmp);
+		/* one entry per domain, its greatest sequence number */
+		for (size_t i = 0; i < n; i++)
+		{
+			if (g->ndomains > 0 && g->domains[g->ndomains - 1].domain == g->domains[i].domain)
+				g->domains[g->ndomains - 1].seq = Max(g->domains[g->ndomains - 1].seq,
+													  g->domains[i].seq);
+			else
+				g->domains[g->ndomains++] = g->domains[i];
+		}
+		return g;
+	}
+	free(list);
+	memset(&err, 0, sizeof(err));
+	g->set = bl_gtid_set_parse(state, strlen(state), &err);
+	if (g->set == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the GTID state \"%s\" of the copy of MySQL table %s is neither a MariaDB GTID list nor a MySQL GTID set: %s",
+						state, table, err.message)));
+	{
+		MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+		cb->func = free_gtid_set;
+		cb->arg = g->set;
+		MemoryContextRegisterResetCallback(cxt, cb);
+	}
+	return g;
+}
+
+/*
  * Is the change of v in a copy taken at file:pos, where the source's GTID
- * state was gtid_state (NULL: not known)?  With one host, if it comes
- * before that position.  With several hosts the change may come from
- * another server than the copy, whose binlog positions say nothing of the
- * copy's: it is in the copy if its GTID is in the copy's GTID state
- * (MariaDB: its domain's sequence number there is at least the change's,
- * as a replica resuming at that state decides; MySQL: the set holds it).
- * A copy without a GTID state cannot be placed: an error, never a guess.
+ * state was gtid_state (NULL: not known; *parsed: its parsed form, made on
+ * first use in cxt)?  With one host, if it comes before that position.
+ * With several hosts the change may come from another server than the
+ * copy, whose binlog positions say nothing of the copy's: it is in the
+ * copy if its GTID is in the copy's GTID state (MariaDB: its domain's
+ * sequence number there is at least the change's, as a replica resuming at
+ * that state decides; MySQL: the set holds it).  A copy without a GTID
+ * state cannot be placed: an error, never a guess.
  */
 static bool
 copy_holds(bool by_gtid, const char *table, const blpg_entry_view *v,
-		   const char *file, uint64 pos, const char *gtid_state)
+		   const char *file, uint64 pos, const char *gtid_state, copy_gtids **parsed,
+		   MemoryContext cxt)
 {
-	char	   *gtid;
-	bool		in;
-	bl_maria_gtid *g = NULL;
-	size_t		ng = 0;
-	bl_error	merr;
+	char		gtid[BLPG_GTID_LEN];
+	copy_gtids *g;
 
 	if (!by_gtid)
 		return change_before(v, file, pos);
-	gtid = pnstrdup(v->gtid, v->e->gtid_len);
-	if (gtid_state == NULL || gtid[0] == '\0')
+	if (gtid_state == NULL || v->e->gtid_len == 0 || v->e->gtid_len >= sizeof(gtid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot tell whether a change of MySQL table %s at %s:%llu is in its copy",
@@ -1248,41 +1320,33 @@ copy_holds(bool by_gtid, const char *table, const blpg_entry_view *v,
 									(unsigned long long) pos) :
 						   "the change has no GTID"),
 				 errhint("Copy the table again with binlog_fdw.snapshot() (it records the GTID state), or give the source one host.")));
-	memset(&merr, 0, sizeof(merr));
-	if (bl_maria_gtid_list_parse(gtid, strlen(gtid), &g, &ng, &merr) == 0 && ng == 1)
+	memcpy(gtid, v->gtid, v->e->gtid_len);
+	gtid[v->e->gtid_len] = '\0';
+	if (*parsed == NULL)
+		*parsed = copy_gtids_parse(gtid_state, table, cxt);
+	g = *parsed;
+	if (g->mariadb)
 	{
-		bl_maria_gtid *st = NULL;
-		size_t		nst = 0;
-
-		if (bl_maria_gtid_list_parse(gtid_state, strlen(gtid_state), &st, &nst, &merr) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the GTID state \"%s\" of the copy of MySQL table %s is not a MariaDB GTID list: %s",
-							gtid_state, table, merr.message)));
-		in = false;
-		for (size_t i = 0; i < nst; i++)
-			if (st[i].domain == g[0].domain && st[i].seq >= g[0].seq)
-				in = true;
-		free(st);
-	}
-	else
-	{
+		bl_maria_gtid *one = NULL;
+		size_t		n = 0;
 		bl_error	err;
-		bl_gtid_set *set;
+		bl_maria_gtid *hit = NULL;
 
 		memset(&err, 0, sizeof(err));
-		set = bl_gtid_set_parse(gtid_state, strlen(gtid_state), &err);
-		if (set == NULL)
+		if (bl_maria_gtid_list_parse(gtid, strlen(gtid), &one, &n, &err) != 0 || n != 1)
+		{
+			free(one);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the GTID state \"%s\" of the copy of MySQL table %s is not a MySQL GTID set: %s",
-							gtid_state, table, err.message)));
-		in = bl_gtid_set_contains(set, gtid);
-		bl_gtid_set_free(set);
+					 errmsg("the GTID \"%s\" of a change of MySQL table %s is not a MariaDB GTID, but its copy's state is a MariaDB GTID list",
+							gtid, table)));
+		}
+		hit = bsearch(one, g->domains, g->ndomains, sizeof(bl_maria_gtid), domain_cmp);
+		n = hit != NULL && hit->seq >= one->seq;
+		free(one);
+		return n != 0;
 	}
-	free(g);
-	pfree(gtid);
-	return in;
+	return bl_gtid_set_contains(g->set, gtid);
 }
 
 /*
@@ -1296,7 +1360,8 @@ blpg_target_before_sync(blpg_target *target, const blpg_entry_view *v)
 	if (!target->has_sync)
 		return false;
 	return copy_holds(target->by_gtid, target->src_name, v, target->sync_file,
-					  target->sync_pos, target->sync_gtid);
+					  target->sync_pos, target->sync_gtid, &target->sync_gtids,
+					  GetMemoryChunkContext(target));
 }
 
 /*
@@ -1431,8 +1496,12 @@ blpg_change_in_copy(blpg_targets *ts, const char *schema, const char *table,
 	blpg_run_as_owner(refresh_mapping_fn, &ra);
 	snprintf(key, sizeof(key), "%s.%s", schema, table);
 	m = hash_search(ts->mappings, key, HASH_FIND, NULL);
-	return m && m->has_sync && copy_holds(ts->by_gtid, key, v, m->sync_file, m->sync_pos,
-										   m->sync_gtid);
+	{
+		copy_gtids *parsed = NULL;	/* DDL only: parsed for this call */
+
+		return m && m->has_sync && copy_holds(ts->by_gtid, key, v, m->sync_file, m->sync_pos,
+											   m->sync_gtid, &parsed, CurrentMemoryContext);
+	}
 }
 
 /* ---- rows ---- */

@@ -74,6 +74,9 @@ struct blpg_sink
 	uint64		txn_pos;
 	uint64		txn_changes;	/* changes numbered so far (put or skipped) */
 	bool		begin_put;		/* BEGIN counted */
+	StringInfoData txn_table;	/* schema.table of its last captured rows
+								 * event (owner_cxt), for messages */
+	List	   *savepoints;		/* its SAVEPOINTs (owner_cxt), last first */
 	char		gtid[BLPG_GTID_LEN];
 	int64		commit_ts_us;
 	bl_gtid_hint hint;			/* from its GTID event, for parallel apply */
@@ -118,6 +121,17 @@ struct blpg_sink
 	ResourceOwner hash_owner;	/* for the SHA-256 of masks, if needed */
 	StringInfoData entry;
 };
+
+/*
+ * A SAVEPOINT statement of the open transaction: its name as the server
+ * logged it ("`a`"), and txn_changes when it came.
+ */
+typedef struct sink_savepoint
+{
+	char	   *name;
+	int			name_len;
+	uint64		changes;
+} sink_savepoint;
 
 static void
 free_state(void *arg)
@@ -168,6 +182,7 @@ blpg_sink_create(blpg_slot *slot, blpg_filter *filter, const char *file,
 
 	s->slot = slot;
 	s->owner_cxt = CurrentMemoryContext;
+	initStringInfo(&s->txn_table);
 	s->state = bl_gtid_state_create();
 	if (s->state == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -384,6 +399,12 @@ end_txn(blpg_sink *s, const char *file, uint64 next_pos)
 	s->have_start = false;
 	s->begin_put = false;
 	s->txn_changes = 0;
+	resetStringInfo(&s->txn_table);
+	if (s->savepoints)
+	{
+		list_free_deep(s->savepoints);
+		s->savepoints = NIL;
+	}
 	s->skip = 0;				/* the skip only ever applies to the first
 								 * transaction */
 	if (s->deferred_any && !s->skip_pending)
@@ -640,6 +661,15 @@ put_rows(blpg_sink *s, bl_decoder *dec, bl_event *ev, const char *file)
 		start_txn(s, file, ev->pos);
 	if (!put_begin(s, ev, file))
 		return false;
+	if (s->txn_table.len != (int) (t->schema.len + 1 + t->name.len) ||
+		memcmp(s->txn_table.data, t->schema.ptr, t->schema.len) != 0 ||
+		memcmp(s->txn_table.data + t->schema.len + 1, t->name.ptr, t->name.len) != 0)
+	{
+		resetStringInfo(&s->txn_table);
+		appendBinaryStringInfo(&s->txn_table, t->schema.ptr, t->schema.len);
+		appendStringInfoChar(&s->txn_table, '.');
+		appendBinaryStringInfo(&s->txn_table, t->name.ptr, t->name.len);
+	}
 
 	/* count the rows: the values are checked on the way */
 	memset(&err, 0, sizeof(err));
@@ -715,6 +745,135 @@ skip_space(const char *p, const char *end)
 	while (p < end && isspace((unsigned char) *p))
 		p++;
 	return p;
+}
+
+/* After the keyword word at p (and the spaces after it), or NULL. */
+static const char *
+after_word(const char *p, const char *end, const char *word)
+{
+	size_t		n = strlen(word);
+
+	if ((size_t) (end - p) < n || pg_strncasecmp(p, word, n) != 0 ||
+		((size_t) (end - p) > n && (isalnum((unsigned char) p[n]) || p[n] == '_')))
+		return NULL;
+	return skip_space(p + n, end);
+}
+
+/*
+ * "SAVEPOINT name" (rollback false) or "ROLLBACK [WORK] TO [SAVEPOINT]
+ * name" (rollback true): true with the name as the server wrote it
+ * (quoted, as both servers log it), trailing spaces and ';' left off.
+ */
+static bool
+savepoint_statement(const bl_str *sql, bool rollback, const char **name, int *name_len)
+{
+	const char *end = sql->ptr + sql->len;
+	const char *p = skip_space(sql->ptr, end);
+	const char *q;
+
+	if (rollback)
+	{
+		if ((p = after_word(p, end, "ROLLBACK")) == NULL)
+			return false;
+		if ((q = after_word(p, end, "WORK")) != NULL)
+			p = q;
+		if ((p = after_word(p, end, "TO")) == NULL)
+			return false;
+	}
+	if ((q = after_word(p, end, "SAVEPOINT")) != NULL)
+		p = q;
+	else if (!rollback)
+		return false;
+	while (end > p && (isspace((unsigned char) end[-1]) || end[-1] == ';'))
+		end--;
+	*name = p;
+	*name_len = (int) (end - p);
+	return true;
+}
+
+static bool
+sql_is_rollback_to(const bl_str *sql)
+{
+	const char *name;
+	int			len;
+
+	return savepoint_statement(sql, true, &name, &len);
+}
+
+/*
+ * A transaction that put captured changes ended with ROLLBACK.  A server
+ * logs one only when the transaction also changed a table that cannot
+ * roll back (MyISAM, Aria, MEMORY, ...), in the same statement as a
+ * transactional one or after it: on the source the changes of its
+ * transactional tables were undone and those of the others were not, and
+ * the binlog does not say which table is which.  Nothing of it was
+ * committed into the ring: the worker stops before its end.
+ */
+static void
+rollback_error(blpg_sink *s, const bl_event *ev, const char *file, bool to_savepoint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 to_savepoint ?
+			 errmsg("source \"%s\": a transaction that changed table %s rolled back to a savepoint after changing captured rows, at binlog %s:%llu",
+					s->slot->server_name, s->txn_table.data, file, (unsigned long long) ev->pos) :
+			 errmsg("source \"%s\": a transaction that changed table %s ended with ROLLBACK at binlog %s:%llu",
+					s->slot->server_name, s->txn_table.data, file, (unsigned long long) ev->pos),
+			 errdetail("A server logs %s only when the transaction also changed a non-transactional table (MyISAM, Aria, MEMORY): it undid the rows of the transactional tables and kept the others, and the binlog does not say which table is which. Nothing of this transaction was committed here.",
+					   to_savepoint ? "ROLLBACK TO SAVEPOINT" : "a rolled back transaction"),
+			 errhint("Make the tables such transactions change transactional (ALTER TABLE ... ENGINE=InnoDB), then copy the tables again: binlog_fdw.stop(), binlog_fdw.reset() and binlog_fdw.snapshot() start the source after this transaction.")));
+}
+
+/* "SAVEPOINT name" inside the open transaction: remember where it came. */
+static void
+savepoint_set(blpg_sink *s, const char *name, int len)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->owner_cxt);
+	sink_savepoint *sp = palloc(sizeof(sink_savepoint));
+
+	sp->name = pnstrdup(name, len);
+	sp->name_len = len;
+	sp->changes = s->txn_changes;
+	s->savepoints = lcons(sp, s->savepoints);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * "ROLLBACK TO name" inside the open transaction.  A server logs it only
+ * when the transaction changed a non-transactional table after the
+ * savepoint (otherwise it drops the rows since the savepoint from the
+ * transaction before logging it): the captured rows logged since the
+ * savepoint were undone on the source, or not, by their table's engine.
+ * None since the savepoint: nothing to undo here, the transaction goes on;
+ * some (or the savepoint not seen, as after a restart): the worker stops.
+ */
+static void
+savepoint_rollback(blpg_sink *s, const bl_event *ev, const char *file, const char *name, int len)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, s->savepoints)
+	{
+		sink_savepoint *sp = lfirst(lc);
+
+		if (sp->name_len == len && pg_strncasecmp(sp->name, name, len) == 0)
+		{
+			if (s->txn_changes > sp->changes)
+				rollback_error(s, ev, file, true);
+			/* the savepoints set after it are gone (it stays) */
+			while (i-- > 0)
+			{
+				pfree(((sink_savepoint *) linitial(s->savepoints))->name);
+				pfree(linitial(s->savepoints));
+				s->savepoints = list_delete_first(s->savepoints);
+			}
+			return;
+		}
+		i++;
+	}
+	if (s->txn_changes > 0)
+		rollback_error(s, ev, file, true);
 }
 
 /* IF EXISTS / IF NOT EXISTS */
@@ -999,7 +1158,8 @@ deferred_event(blpg_sink *s, const bl_event *ev)
 					return true;
 				}
 				if (s->deferring_standalone ||
-					sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
+					sql_is(sql, "COMMIT") ||
+					(sql_is(sql, "ROLLBACK") && !sql_is_rollback_to(sql)) ||
 					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
 					s->deferring = false;
 				return true;
@@ -1107,6 +1267,25 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 					end_txn(s, file, ev->next_pos);
 					return true;	/* of a prepared one: nothing was put */
 				}
+				{
+					const char *name;
+					int			len;
+
+					if (savepoint_statement(sql, false, &name, &len))
+					{
+						if (s->in_txn)
+							savepoint_set(s, name, len);
+						return true;
+					}
+					if (savepoint_statement(sql, true, &name, &len))
+					{
+						if (s->in_txn)
+							savepoint_rollback(s, ev, file, name, len);
+						return true;
+					}
+				}
+				if (sql_is(sql, "ROLLBACK") && s->in_txn && s->begin_put)
+					rollback_error(s, ev, file, false);
 				if (sql_is(sql, "COMMIT") || sql_is(sql, "ROLLBACK") ||
 					sql_is(sql, "XA END") || sql_is(sql, "XA COMMIT"))
 				{
@@ -1120,8 +1299,7 @@ blpg_sink_event(blpg_sink *s, bl_decoder *dec, bl_event *ev)
 					end_txn(s, file, ev->next_pos);
 					return ok;
 				}
-				if (sql_is(sql, "SAVEPOINT") || sql_is(sql, "ROLLBACK TO") ||
-					sql_is(sql, "RELEASE SAVEPOINT") || sql_is(sql, "XA PREPARE"))
+				if (sql_is(sql, "RELEASE SAVEPOINT") || sql_is(sql, "XA PREPARE"))
 					return true;
 				/* a change of rows logged as a statement: never a silent gap */
 				if (statement_dml(s, ev, file))

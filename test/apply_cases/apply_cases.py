@@ -218,6 +218,7 @@ def main():
         ('fk-actions', lambda: cases_ddl.case_fk_actions(conn_box[0], m)),
         ('security', lambda: cases_security.case_security(conn_box[0], m)),
         ('transactions', lambda: cases_security.case_transactions(conn_box[0], m)),
+        ('savepoints', lambda: cases_security.case_savepoints(conn_box[0], m)),
         ('triggers', lambda: cases_triggers.case_triggers(conn_box[0], m)),
         ('error-status', lambda: cases_status.case_error_status(conn_box[0], m)),
         ('row-image-minimal', lambda: cases_images.case_minimal(conn_box[0], m)),

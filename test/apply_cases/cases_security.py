@@ -235,3 +235,67 @@ def case_transactions(conn, m):
     src.drop()
     q(conn, 'DROP SCHEMA blf_ac_txn CASCADE')
     mx(m, 'DROP DATABASE %s' % db)
+
+
+def case_savepoints(conn, m):
+    """SAVEPOINT / ROLLBACK TO in the binlog.  MariaDB drops the rows a
+    ROLLBACK TO undoes from the transaction before logging it, unless the
+    transaction changed a non-transactional (MyISAM) table after the
+    savepoint: then it logs those rows and "ROLLBACK TO `sp`", and a replica
+    undoes the transactional ones.  The worker took "ROLLBACK TO" for a
+    COMMIT (applying the undone rows); now a ROLLBACK TO after captured rows
+    stops it with an error before anything of the transaction is applied,
+    one after only uncaptured rows lets the transaction go on, and the
+    transaction stays whole."""
+    from harness import status
+    db = 'blf_ac_sp'
+    other = 'blf_ac_sp_other'
+    mdb_fresh(m, db)
+    mdb_fresh(m, other)
+    w = mdb(db=db)
+    mx(w, 'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB')
+    mx(w, 'CREATE TABLE %s.m (id INT PRIMARY KEY) ENGINE=MyISAM' % other)
+    mx(w, "INSERT INTO t VALUES (1, 'a')")
+    src = Source(conn, 'ac_sp', r'^blf_ac_sp\.')
+    src.snapshot(['blf_ac_sp.t'])
+    src.start()
+    # rolled back to a savepoint after uncaptured rows only: the transaction goes on
+    for sql in ['BEGIN', "INSERT INTO t VALUES (2, 'before sp')", 'SAVEPOINT a',
+                'INSERT INTO %s.m VALUES (1)' % other, 'ROLLBACK TO SAVEPOINT a',
+                "INSERT INTO t VALUES (3, 'after rollback to')", 'COMMIT',
+                # InnoDB only: MariaDB logs no ROLLBACK TO, and not the row 5
+                'BEGIN', "INSERT INTO t VALUES (4, 'kept')", 'SAVEPOINT b',
+                "INSERT INTO t VALUES (5, 'undone')", 'ROLLBACK TO b', 'COMMIT']:
+        mx(w, sql)
+    src.sync(w)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_sp.t ORDER BY id')
+    want = [tuple(r) for r in mx(w, 'SELECT id, v FROM t ORDER BY id')]
+    check(rows == want, 'savepoints without captured rows undone: PostgreSQL has %s, MariaDB %s'
+          % (short(rows), short(want)))
+    # captured rows undone by ROLLBACK TO (logged: MyISAM changed after the savepoint)
+    f0 = mx(w, 'SHOW MASTER STATUS')[0]
+    for sql in ['BEGIN', "INSERT INTO t VALUES (6, 'kept')", 'SAVEPOINT c',
+                "INSERT INTO t VALUES (7, 'undone')", 'INSERT INTO %s.m VALUES (2)' % other,
+                'ROLLBACK TO c', "UPDATE t SET v = 'updated' WHERE id = 1", 'COMMIT',
+                "INSERT INTO t VALUES (8, 'after')"]:
+        mx(w, sql)
+    ev = mx(w, "SHOW BINLOG EVENTS IN '%s' FROM %d" % (f0[0], int(f0[1])))
+    rb = [e for e in ev if e[2] == 'Query' and str(e[5]).startswith('ROLLBACK TO')]
+    check(len(rb) == 1, 'MariaDB logged no ROLLBACK TO: %s' % short(ev, 800))
+    check(mx(w, 'SELECT id FROM t WHERE id = 7') == (), 'MariaDB kept the row undone')
+    dl = Deadline(30)
+    st = status(conn, 'ac_sp')
+    while not (st and st['last_error']) and not dl.expired():
+        time.sleep(0.1)
+        st = status(conn, 'ac_sp')
+    src.apply(wait=0.5)
+    rows = q(conn, 'SELECT id, v FROM blf_ac_sp.t ORDER BY id')
+    check(rows == want, 'after the ROLLBACK TO, PostgreSQL has %s (want %s: nothing of that transaction)'
+          % (short(rows), short(want)))
+    check(st and st['last_error'] and 'rolled back to a savepoint' in st['last_error'],
+          'the worker did not stop at the ROLLBACK TO: %s' % short(st, 400))
+    check('table blf_ac_sp.t' in st['last_error'] and ':%d' % int(rb[0][1]) in st['last_error'],
+          'the error names neither the table nor the position of the ROLLBACK TO (%s): %s'
+          % (rb[0][1], st['last_error']))
+    log('savepoints: %s' % short(st['last_error'], 300))
+    src.drop()
